@@ -38,6 +38,10 @@ const server = (description: string) => {
   if (!found) throw new Error(`servers: no ${description} server`);
   return found.url;
 };
+const pathOf = (operationId: unknown) =>
+  Object.entries(api.paths).find(([, item]) =>
+    Object.values(item).some((op) => op.operationId === operationId),
+  )?.[0];
 const deprecated = Object.entries(api.paths).flatMap(([path, item]) =>
   Object.entries(item)
     .filter(([, op]) => op.deprecated)
@@ -47,7 +51,7 @@ const deprecated = Object.entries(api.paths).flatMap(([path, item]) =>
       path,
       deprecatedAt: String(op['x-deprecated-at']),
       sunset: String(op['x-sunset']),
-      replacement: String(op['x-replacement']),
+      replacement: { operationId: String(op['x-replacement']), path: pathOf(op['x-replacement']) },
     })),
 );
 const contract = {

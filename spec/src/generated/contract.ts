@@ -14,7 +14,10 @@ export const deprecatedOperations = [
     "path": "/pets/{petId}",
     "deprecatedAt": "2026-11-22T00:00:00Z",
     "sunset": "2030-12-05T00:00:00Z",
-    "replacement": "listPets"
+    "replacement": {
+      "operationId": "listPets",
+      "path": "/pets"
+    }
   }
 ] as const;
 
