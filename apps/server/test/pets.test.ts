@@ -48,7 +48,11 @@ describe('POST /pets', () => {
     ['name not a string', { name: 7, categoryId: 1 }, /body\.name must be string/],
     ['categoryId not an integer', { name: 'Rex', categoryId: 1.5 }, /body\.categoryId must be integer/],
     ['categoryId zero', { name: 'Rex', categoryId: 0 }, /body\.categoryId must be >= 1/],
-    ['categoryId beyond 2^53', { name: 'Rex', categoryId: 9007199254740993 }, /body\.categoryId must be <=/],
+    [
+      'categoryId of 2^53 (not exactly representable)',
+      { name: 'Rex', categoryId: 2 ** 53 },
+      /body\.categoryId must be <=/,
+    ],
     [
       'unknown status',
       { name: 'Rex', categoryId: 1, status: 'lost' },
@@ -182,4 +186,15 @@ describe('GET /pets/{petId}', () => {
       });
     },
   );
+});
+
+describe('POST /pets with integers JSON cannot carry exactly', () => {
+  it('when categoryId is 9007199254740993 in the raw text, then 400 rather than a rounded id', async () => {
+    const res = await call(`${server.url}/v1/pets`, key, {
+      method: 'POST',
+      body: '{"name":"Rex","categoryId":9007199254740993}',
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toMatch(/body\.categoryId must be <= 9007199254740991/);
+  });
 });

@@ -57,7 +57,10 @@ export function errorHandler(logger: Logger) {
     const problem = toProblem(error);
     if (problem.status >= 500) {
       // The error's name and message only: stack traces stay out of the logs as well as the responses.
-      logger.error({ reqId: req.id, err: { type: error.name, message: error.message } }, 'request failed');
+      logger.error(
+        { reqId: req.id, failure: { type: error.name, message: error.message } },
+        'request failed',
+      );
     }
     if (res.headersSent) return void res.destroy();
     sendProblem(res, problem);

@@ -11,6 +11,7 @@ const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
 export function requestLog(logger: Logger) {
   return pinoHttp({
     logger,
+    wrapSerializers: false, // ours below already pick the few fields we log
     genReqId: (req: IncomingMessage, res: ServerResponse) => {
       const given = req.headers['x-request-id'];
       const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
@@ -24,6 +25,7 @@ export function requestLog(logger: Logger) {
         url: req.url,
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: (err: Error) => ({ type: err.name, message: err.message }), // no stack traces in logs
     },
   });
 }

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startServer, type TestServer } from './harness.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(() => server.close());
+
+const noToken = 'Bearer realm="animal-store"';
+const badToken = /^Bearer realm="animal-store", error="invalid_token"/;
+
+describe('authentication on every operation', () => {
+  const operations: [string, string, RequestInit][] = [
+    ['listPets', '/v1/pets', {}],
+    ['createPet', '/v1/pets', { method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }) }],
+    ['getPet', '/v1/pets/1', {}],
+  ];
+  const credentials: [string, Record<string, string>, string | RegExp][] = [
+    ['no Authorization header', {}, noToken],
+    ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }, noToken],
+    ['an empty bearer token', { authorization: 'Bearer ' }, badToken],
+    ['a malformed token', { authorization: 'Bearer not a token' }, badToken],
+    ['an unknown key', { authorization: `Bearer as_000000000000_${'A'.repeat(43)}` }, badToken],
+  ];
+  const cases = operations.flatMap(([op, path, init]) =>
+    credentials.map(([what, headers, challenge]) => ({ op, path, init, what, headers, challenge })),
+  );
+
+  it.each(cases)(
+    '$op with $what: 401, the Error body and WWW-Authenticate',
+    async ({ path, init, headers, challenge }) => {
+      const before = server.db.prepare('SELECT count(*) AS n FROM pets').get();
+      const res = await fetch(`${server.url}${path}`, {
+        ...init,
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(challenge);
+      expect(await res.json()).toEqual({ code: 'unauthorized', message: expect.any(String), status: 401 });
+      expect(server.db.prepare('SELECT count(*) AS n FROM pets').get()).toEqual(before);
+    },
+  );
+
+  it('when a key has the right id but a wrong secret, then 401', async () => {
+    const key = server.key();
+    const forged = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+    expect((await call(`${server.url}/v1/pets`, forged)).status).toBe(401);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+  });
+
+  it('when a key is revoked, then it is refused from the next request on', async () => {
+    const key = server.key();
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const id = key.split('_')[1] as string;
+    expect(server.keys.revoke(id)).toBe(true);
+    const res = await call(`${server.url}/v1/pets`, key);
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(badToken);
+  });
+
+  it('stores only a hash of the secret', () => {
+    const key = server.key();
+    const secret = key.split('_').slice(2).join('_');
+    const rows = server.db.prepare('SELECT * FROM api_keys').all();
+    expect(JSON.stringify(rows)).not.toContain(secret);
+  });
+
+  it('never logs the Authorization header or a key', async () => {
+    const key = server.key();
+    await call(`${server.url}/v1/pets`, key);
+    await call(`${server.url}/v1/pets`, 'as_000000000000_wrongwrongwrong');
+    const logs = server.logs.join('');
+    expect(logs).toContain('request completed');
+    expect(logs).not.toContain(key);
+    expect(logs).not.toMatch(/authorization|wrongwrong/i);
+  });
+});

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startServer, type TestServer } from './harness.js';
+
+let server: TestServer;
+let key: string;
+beforeAll(async () => {
+  server = await startServer();
+  key = server.key({ perMinute: 10_000, perDay: 100_000 });
+});
+afterAll(() => server.close());
+
+describe('routes outside the contract', () => {
+  it.each([
+    ['/v1/nope', 'GET', true],
+    ['/v1/store/orders', 'GET', true],
+    ['/nope', 'GET', false],
+    ['/', 'GET', false],
+    ['/v2/pets', 'POST', false],
+  ])('when %s is requested, then a JSON 404', async (path, method, authenticated) => {
+    const res = await call(`${server.url}${path}`, authenticated ? key : undefined, { method });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
+  });
+
+  it.each([
+    ['DELETE', '/v1/pets', 'POST, GET'],
+    ['PUT', '/v1/pets/1', 'GET'],
+  ])('when %s %s, then 405 with Allow', async (method, path, allow) => {
+    const res = await call(`${server.url}${path}`, key, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe(allow);
+    expect(await res.json()).toEqual({
+      code: 'method_not_allowed',
+      message: expect.any(String),
+      status: 405,
+    });
+  });
+
+  it('echoes a valid X-Request-Id and generates one otherwise', async () => {
+    const mine = await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'trace-123' } });
+    expect(mine.headers.get('x-request-id')).toBe('trace-123');
+    const invalid = await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'bad id!' } });
+    expect(invalid.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers /healthz without a key', async () => {
+    const res = await fetch(`${server.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('serves the bundled contract at /openapi.json without a key', async () => {
+    const res = await fetch(`${server.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).info.title).toBe('Animal Store');
+  });
+});
+
+describe('response validation', () => {
+  it('when a stored pet breaks the contract, then the response is a 500 and the violation is reported', async () => {
+    // Written behind the API's back: the API itself can never store an empty name.
+    const { id } = server.db
+      .prepare("INSERT INTO pets (name, category_id, status) VALUES ('', 1, 'sold') RETURNING id")
+      .get() as { id: number };
+    const res = await call(`${server.url}/v1/pets/${id}`, key);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({
+      code: 'internal_error',
+      message: 'An unexpected error occurred.',
+      status: 500,
+    });
+    expect(server.violations).toEqual([expect.objectContaining({ method: 'GET', path: `/v1/pets/${id}` })]);
+    expect(server.logs.join('')).not.toMatch(/"stack"/);
+    server.db.prepare('DELETE FROM pets WHERE id = ?').run(id);
+    server.violations.length = 0; // seen and asserted; the harness checks that nothing else broke
+  });
+});
