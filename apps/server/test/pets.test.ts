@@ -198,3 +198,22 @@ describe('POST /pets with integers JSON cannot carry exactly', () => {
     expect((await res.json()).message).toMatch(/body\.categoryId must be <= 9007199254740991/);
   });
 });
+
+describe('GET /pets/{petId} deprecation', () => {
+  it.each([
+    ['200', () => '1'],
+    ['404', () => '999999'],
+    ['400', () => 'abc'],
+  ])('when answered %s, then Deprecation, Sunset and the successor Link are sent', async (_, id) => {
+    const res = await call(`${server.url}/v1/pets/${id()}`, key);
+    expect(res.headers.get('deprecation')).toBe('@1795305600'); // 2026-11-22T00:00:00Z, RFC 9745
+    expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(res.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
+  });
+
+  it('is not announced on the other operations', async () => {
+    const res = await pets();
+    expect(res.headers.get('deprecation')).toBeNull();
+    expect(res.headers.get('sunset')).toBeNull();
+  });
+});

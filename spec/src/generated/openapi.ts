@@ -617,7 +617,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "gone",
-                     *       "message": "GET /pets/{petId} was removed on 2030-12-05; use GET /pets with the status filter instead.",
+                     *       "message": "GET /pets/{petId} was removed on 2030-12-05; use GET /pets instead.",
                      *       "status": 410
                      *     }
                      */

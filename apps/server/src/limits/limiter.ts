@@ -96,6 +96,7 @@ export function createSqliteRateLimiter(db: Db, options: LimiterOptions): RateLi
     } catch (error) {
       rejected(error);
       await bans.block(id, options.ban.seconds);
+      await violations.delete(id); // after the ban, the key starts with a clean record
       bannedUntil.set(id, Date.now() + options.ban.seconds * 1000);
       return options.ban.seconds * 1000;
     }
