@@ -336,7 +336,7 @@ export interface components {
          * @description Opaque position in the list, taken from the `Link: <...>; rel="next"` header of a previous page. It is
          *     bound to the `status` filter of that page: sending it with another `status` (or an altered cursor) is a
          *     `400`. Clients that do not paginate never need it.
-         * @example eyJhIjoyMCwicyI6bnVsbH0.5c2a0d3c9b1e4f6a
+         * @example WzIwLG51bGxd.c2FtcGxlLXNpZ25hdHVyZQ
          */
         Cursor: string;
         /**
@@ -383,11 +383,11 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description RFC 8288 links. On `GET /pets`: `rel="next"` to the next page whenever more animals exist (same `limit`
-         *     and `status`, plus `cursor`). On `GET /pets/{petId}`: `rel="successor-version"` to the replacement.
-         * @example </v1/pets?limit=20&cursor=eyJhIjoyMCwicyI6bnVsbH0.5c2a0d3c9b1e4f6a>; rel="next"
+         * @description RFC 8288 link to the next page, present whenever more animals exist after this one: same `limit` and
+         *     `status`, plus `cursor`.
+         * @example </v1/pets?limit=20&cursor=WzIwLG51bGxd.c2FtcGxlLXNpZ25hdHVyZQ>; rel="next"
          */
-        Link: string;
+        NextLink: string;
         /**
          * @description The bearer challenge (RFC 6750). `error="invalid_token"` is present only when a token was sent.
          * @example Bearer realm="animal-store", error="invalid_token", error_description="The API key is invalid"
@@ -408,6 +408,11 @@ export interface components {
          * @example Thu, 05 Dec 2030 00:00:00 GMT
          */
         Sunset: string;
+        /**
+         * @description RFC 8288 link to the replacement of this deprecated operation (`rel="successor-version"`).
+         * @example </v1/pets>; rel="successor-version"
+         */
+        SuccessorLink: string;
     };
     pathItems: never;
 }
@@ -430,7 +435,7 @@ export interface operations {
                  * @description Opaque position in the list, taken from the `Link: <...>; rel="next"` header of a previous page. It is
                  *     bound to the `status` filter of that page: sending it with another `status` (or an altered cursor) is a
                  *     `400`. Clients that do not paginate never need it.
-                 * @example eyJhIjoyMCwicyI6bnVsbH0.5c2a0d3c9b1e4f6a
+                 * @example WzIwLG51bGxd.c2FtcGxlLXNpZ25hdHVyZQ
                  */
                 cursor?: components["parameters"]["Cursor"];
             };
@@ -449,7 +454,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Link: components["headers"]["Link"];
+                    Link: components["headers"]["NextLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -557,7 +562,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -585,7 +590,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -610,7 +615,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["Link"];
+                    Link: components["headers"]["SuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
