@@ -5,3 +5,5 @@ import { fileURLToPath } from 'node:url';
 export const bundledSpecPath = fileURLToPath(new URL('../dist/openapi.json', import.meta.url));
 /** The same bundle as YAML. */
 export const bundledSpecYamlPath = fileURLToPath(new URL('../dist/openapi.yaml', import.meta.url));
+/** The HTML reference rendered from the bundle by `redocly build-docs` (self-contained, works offline). */
+export const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url));

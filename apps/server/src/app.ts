@@ -3,7 +3,7 @@
 // → response validation; then the JSON 404 and the error handler.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { bundledSpecPath } from '@animal-store/spec/files';
+import { bundledSpecPath, docsPath } from '@animal-store/spec/files';
 import express, { type Express } from 'express';
 import type { Logger } from 'pino';
 import { identify, requireKey } from './http/authenticate.js';
@@ -22,6 +22,16 @@ import { createPetStore } from './store/pets.js';
 export const basePath = '/v1';
 /** Largest accepted request body; documented in the contract's conventions. */
 export const bodyLimit = '16kb';
+
+const docsPolicy = [
+  "default-src 'none'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  'worker-src blob:',
+].join('; ');
 
 export type AppDeps = {
   db: Db;
@@ -50,6 +60,10 @@ export function createApp(deps: AppDeps): Express {
   });
   app.get('/openapi.json', (_req, res) => {
     res.json(spec);
+  });
+  app.get('/docs', (_req, res) => {
+    // The page is self-contained; the policy keeps it so (Redoc's attribution logo is a remote image).
+    res.set('Content-Security-Policy', docsPolicy).sendFile(docsPath);
   });
   app.use(announce);
   app.use(basePath, identify(keys), rateLimit(createSqliteRateLimiter(db, limits)), requireKey);
