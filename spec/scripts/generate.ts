@@ -4,13 +4,11 @@
 // With --check (and always when CI is set) nothing is written: it fails if a committed file is stale,
 // so a spec change without regenerated files cannot land.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { bundleObject, specRoot as root } from './shared.js';
 
 const here = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
-const root = here('openapi/openapi.yaml');
 const check = process.argv.includes('--check') || Boolean(process.env.CI);
 const header = '// Generated from openapi/ by scripts/generate.ts. Do not edit: run `pnpm generate`.\n';
 
@@ -21,18 +19,14 @@ execFileSync(
 );
 
 type Operation = { operationId: string; deprecated?: boolean; [extension: `x-${string}`]: unknown };
-// Redocly's bundle names every referenced file as a component (components/schemas/Error, ...).
-const temp = mkdtempSync(join(tmpdir(), 'animal-store-spec-'));
-execFileSync('redocly', ['bundle', root, '-o', join(temp, 'openapi.json')], { stdio: 'ignore' });
-const api = JSON.parse(readFileSync(join(temp, 'openapi.json'), 'utf8')) as {
+const api = bundleObject<{
   info: { version: string };
   servers: { url: string; description: string }[];
   paths: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<string, { properties?: Record<string, { enum?: string[] }>; enum?: string[] }>;
   };
-};
-rmSync(temp, { recursive: true });
+}>(root);
 const server = (description: string) => {
   const found = api.servers.find((s) => s.description === description);
   if (!found) throw new Error(`servers: no ${description} server`);

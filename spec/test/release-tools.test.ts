@@ -1,0 +1,226 @@
+// The sunset guard and the spec review, on temporary fixture specs, dates and changesets.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { bundledSpecPath } from '../src/files.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: fixtures edit arbitrary places of the document
+type Spec = Record<string, any>;
+const run = promisify(execFile);
+const script = (name: string) => new URL(`../scripts/${name}`, import.meta.url).pathname;
+
+function fixture(edit: (spec: Spec) => void = () => {}): string {
+  const spec = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as Spec;
+  edit(spec);
+  const file = join(mkdtempSync(join(tmpdir(), 'spec-fixture-')), 'openapi.json');
+  writeFileSync(file, JSON.stringify(spec));
+  return file;
+}
+
+/** A directory whose .changeset/ holds the given changesets. */
+function changesets(...entries: { bump: 'major' | 'minor'; summary: string }[]): string {
+  const root = mkdtempSync(join(tmpdir(), 'changesets-'));
+  mkdirSync(join(root, '.changeset'));
+  entries.forEach(({ bump, summary }, i) => {
+    writeFileSync(
+      join(root, '.changeset', `change-${i}.md`),
+      `---\n'@animal-store/spec': ${bump}\n---\n\n${summary}\n`,
+    );
+  });
+  return root;
+}
+
+async function exitOf(file: string, args: string[]) {
+  try {
+    const { stdout } = await run('tsx', [script(file), ...args]);
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, output: e.stdout + e.stderr };
+  }
+}
+
+describe('sunset guard', () => {
+  const removal = { bump: 'major' as const, summary: 'Remove getPet (GET /pets/{petId}); use listPets.' };
+  it.each([
+    ['far from the sunset', '2026-11-22', [], [], 0, /in 1474 days/],
+    ['inside the window, nothing announced', '2030-07-01', [], [], 1, /in 157 days\. Add a major changeset/],
+    ['inside the window, removal announced', '2030-07-01', [removal], [], 0, /removal announced/],
+    [
+      'inside the window, only a minor changeset',
+      '2030-07-01',
+      [{ ...removal, bump: 'minor' as const }],
+      [],
+      1,
+      /Add a major/,
+    ],
+    [
+      'inside the window, a major that does not name it',
+      '2030-07-01',
+      [{ bump: 'major' as const, summary: 'Other.' }],
+      [],
+      1,
+      /Add a major/,
+    ],
+    ['inside a shorter configured window', '2030-07-01', [], ['--window-days', '30'], 0, /in 157 days/],
+    ['past the sunset, even if announced', '2030-12-05', [removal], [], 1, /is still in the spec/],
+  ])('%s (today %s)', async (_, today, pending, extra, code, message) => {
+    const result = await exitOf('sunset-guard.ts', [
+      '--spec',
+      fixture(),
+      '--today',
+      today,
+      '--root',
+      changesets(...pending),
+      ...extra,
+    ]);
+    expect(result).toEqual({ code, output: expect.stringMatching(message) });
+  });
+
+  it('when the operation is gone from the spec, then it passes whatever the date', async () => {
+    const spec = fixture((s) => delete s.paths['/pets/{petId}']);
+    expect(
+      (await exitOf('sunset-guard.ts', ['--spec', spec, '--today', '2031-01-01', '--root', changesets()]))
+        .code,
+    ).toBe(0);
+  });
+
+  it('follows a changed x-sunset date', async () => {
+    const spec = fixture((s) => {
+      s.paths['/pets/{petId}'].get['x-sunset'] = '2027-01-01T00:00:00Z';
+    });
+    expect(
+      (await exitOf('sunset-guard.ts', ['--spec', spec, '--today', '2026-11-22', '--root', changesets()]))
+        .code,
+    ).toBe(1);
+  });
+});
+
+describe('pnpm spec:diff', () => {
+  const schemas = (s: Spec) => s.components.schemas;
+  const listParams = (s: Spec) => s.paths['/pets'].get.parameters as Spec[];
+  const breaking: [string, (s: Spec) => void, RegExp][] = [
+    ['a removed operation', (s) => delete s.paths['/pets/{petId}'], /path-removed/],
+    ['a removed response field', (s) => delete schemas(s).Pet.properties.status, /major/],
+    [
+      'a new required request field',
+      (s) => schemas(s).NewPet.required.push('status'),
+      /required-properties-added/,
+    ],
+    ['a narrowed enum', (s) => schemas(s).PetStatus.enum.pop(), /enum-values-removed/],
+    ['a narrowed range', (s) => (s.components.parameters.Limit.schema.maximum = 50), /major/],
+    ['a changed type', (s) => (schemas(s).NewPet.properties.categoryId.type = 'string'), /major/],
+    ['a removed status code', (s) => delete s.paths['/pets'].post.responses['415'], /major/],
+  ];
+  const compatible: [string, (s: Spec) => void][] = [
+    [
+      'an added optional query parameter',
+      (s) => listParams(s).push({ name: 'q', in: 'query', description: 'x', schema: { type: 'string' } }),
+    ],
+    [
+      'an added operation',
+      (s) => (s.paths['/pets'].put = { ...s.paths['/pets'].post, operationId: 'replacePets' }),
+    ],
+    ['a widened range', (s) => (s.components.parameters.Limit.schema.maximum = 200)],
+  ];
+
+  it.each(breaking)('rates %s as breaking and exits 1', async (_, edit, rule) => {
+    const result = await exitOf('spec-diff.ts', [
+      '--base-file',
+      fixture(),
+      '--revision-file',
+      fixture(edit),
+      '--root',
+      changesets(),
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/🔴 major/);
+    expect(result.output).toMatch(rule);
+    expect(result.output).toMatch(/breaking change\(s\) for clients/);
+  });
+
+  it.each(compatible)('rates %s as non-breaking and exits 0', async (_, edit) => {
+    const result = await exitOf('spec-diff.ts', [
+      '--base-file',
+      fixture(),
+      '--revision-file',
+      fixture(edit),
+      '--root',
+      changesets(),
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.output).not.toMatch(/🔴 major/);
+    expect(result.output).toMatch(/minor|patch/);
+  });
+
+  it('when a major changeset is pending, then a breaking change is allowed', async () => {
+    const pending = changesets({ bump: 'major', summary: 'Remove getPet.' });
+    const result = await exitOf('spec-diff.ts', [
+      '--base-file',
+      fixture(),
+      '--revision-file',
+      fixture(breaking[0]?.[1]),
+      '--root',
+      pending,
+    ]);
+    expect(result).toEqual({
+      code: 0,
+      output: expect.stringMatching(/allowed by the pending major changeset \.changeset\/change-0\.md/),
+    });
+  });
+
+  it('when nothing changed, then it says so', async () => {
+    const result = await exitOf('spec-diff.ts', [
+      '--base-file',
+      fixture(),
+      '--revision-file',
+      fixture(),
+      '--root',
+      changesets(),
+    ]);
+    expect(result).toEqual({ code: 0, output: 'No changes to the contract.\n' });
+  });
+
+  it('compares the working tree with a git ref', async () => {
+    const result = await exitOf('spec-diff.ts', ['--base', 'HEAD']);
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('matched releases', () => {
+  const root = new URL('../../', import.meta.url);
+  const read = (path: string) => JSON.parse(readFileSync(new URL(path, root), 'utf8'));
+  const config = read('.changeset/config.json') as { fixed: string[][] };
+  const locations: Record<string, string> = {
+    '@animal-store/spec': 'spec/package.json',
+    '@animal-store/server': 'apps/server/package.json',
+    '@animal-store/client': 'packages/client/package.json',
+  };
+  const group = config.fixed[0] ?? [];
+
+  it('releases the spec (with its generated types), the server and the client as one fixed group', () => {
+    expect([...group].sort()).toEqual(Object.keys(locations).sort());
+  });
+
+  it("gives every package of the group the contract's info.version", () => {
+    const { info } = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as { info: { version: string } };
+    for (const name of group)
+      expect({ name, version: read(locations[name] as string).version }).toEqual({
+        name,
+        version: info.version,
+      });
+  });
+
+  it('uses workspace: ranges between the packages', () => {
+    for (const name of group) {
+      const pkg = read(locations[name] as string) as { dependencies?: Record<string, string> };
+      for (const [dep, range] of Object.entries(pkg.dependencies ?? {})) {
+        if (dep.startsWith('@animal-store/'))
+          expect({ dep, range }).toEqual({ dep, range: expect.stringMatching(/^workspace:/) });
+      }
+    }
+  });
+});
