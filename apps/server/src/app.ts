@@ -53,6 +53,7 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  app.disable('etag'); // every /v1 response carries fresh rate-limit headers: nothing to revalidate (and it costs)
   app.use(requestLog(logger));
   app.get('/healthz', (_req, res) => {
     db.prepare('SELECT 1').get();
