@@ -100,6 +100,9 @@ describe('sunset guard', () => {
 });
 
 describe('pnpm spec:diff', () => {
+  /** The review of the bundled contract against an edited copy, with the given pending changesets. */
+  const review = (edit: (s: Spec) => void, root = changesets()) =>
+    exitOf('spec-diff.ts', ['--base-file', fixture(), '--revision-file', fixture(edit), '--root', root]);
   const schemas = (s: Spec) => s.components.schemas;
   const listParams = (s: Spec) => s.paths['/pets'].get.parameters as Spec[];
   const breaking: [string, (s: Spec) => void, RegExp][] = [
@@ -128,14 +131,7 @@ describe('pnpm spec:diff', () => {
   ];
 
   it.each(breaking)('rates %s as breaking and exits 1', async (_, edit, rule) => {
-    const result = await exitOf('spec-diff.ts', [
-      '--base-file',
-      fixture(),
-      '--revision-file',
-      fixture(edit),
-      '--root',
-      changesets(),
-    ]);
+    const result = await review(edit);
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/🔴 major/);
     expect(result.output).toMatch(rule);
@@ -143,29 +139,15 @@ describe('pnpm spec:diff', () => {
   });
 
   it.each(compatible)('rates %s as non-breaking and exits 0', async (_, edit) => {
-    const result = await exitOf('spec-diff.ts', [
-      '--base-file',
-      fixture(),
-      '--revision-file',
-      fixture(edit),
-      '--root',
-      changesets(),
-    ]);
+    const result = await review(edit);
     expect(result.code).toBe(0);
     expect(result.output).not.toMatch(/🔴 major/);
     expect(result.output).toMatch(/minor|patch/);
   });
 
   it('when a major changeset is pending, then a breaking change is allowed', async () => {
-    const pending = changesets({ bump: 'major', summary: 'Remove getPet.' });
-    const result = await exitOf('spec-diff.ts', [
-      '--base-file',
-      fixture(),
-      '--revision-file',
-      fixture(breaking[0]?.[1]),
-      '--root',
-      pending,
-    ]);
+    const removeGetPet = breaking[0]?.[1] as (s: Spec) => void;
+    const result = await review(removeGetPet, changesets({ bump: 'major', summary: 'Remove getPet.' }));
     expect(result).toEqual({
       code: 0,
       output: expect.stringMatching(/allowed by the pending major changeset \.changeset\/change-0\.md/),
@@ -173,14 +155,7 @@ describe('pnpm spec:diff', () => {
   });
 
   it('when nothing changed, then it says so', async () => {
-    const result = await exitOf('spec-diff.ts', [
-      '--base-file',
-      fixture(),
-      '--revision-file',
-      fixture(),
-      '--root',
-      changesets(),
-    ]);
+    const result = await review(() => {});
     expect(result).toEqual({ code: 0, output: 'No changes to the contract.\n' });
   });
 

@@ -11,6 +11,18 @@ const keysCommand = (databasePath: string, ...args: string[]) =>
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: databasePath },
   });
 
+/** A fresh database holding one key made by the key command. */
+async function databaseWithKey(plan = 'free') {
+  const databasePath = tempDatabase();
+  const { key } = JSON.parse(
+    (await keysCommand(databasePath, 'create', '--plan', plan, '--json')).stdout,
+  ) as { key: string };
+  return { databasePath, key };
+}
+/** The built server in production mode under libfaketime, its clock starting at `instant`. */
+const startAt = (instant: string, databasePath: string) =>
+  start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, ['faketime', '-f', `@${instant}`]);
+
 const running: ServerProcess[] = [];
 const start = async (...args: Parameters<typeof startProcess>) => {
   const server = await startProcess(...args);
@@ -51,9 +63,7 @@ describe('first start', () => {
 
 describe('persistence', () => {
   it('keeps pets and keys across a restart, and never reuses an id', async () => {
-    const databasePath = tempDatabase();
-    const { stdout } = await keysCommand(databasePath, 'create', '--plan', 'pro', '--json');
-    const { key } = JSON.parse(stdout) as { key: string };
+    const { databasePath, key } = await databaseWithKey('pro');
     const first = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     const created = await (
       await call(`${first.url}/v1/pets`, key, {
@@ -77,9 +87,7 @@ describe('persistence', () => {
 
 describe('SIGTERM', () => {
   it('finishes in-flight requests, then exits 0', async () => {
-    const databasePath = tempDatabase();
-    const { stdout } = await keysCommand(databasePath, 'create', '--plan', 'free', '--json');
-    const { key } = JSON.parse(stdout) as { key: string };
+    const { databasePath, key } = await databaseWithKey('free');
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     const inFlight = call(`${server.url}/v1/pets?limit=100`, key);
     await new Promise((r) => setTimeout(r, 5));
@@ -159,15 +167,8 @@ describe('pnpm keys', () => {
 
 describe('GET /pets/{petId} after its sunset', () => {
   it('when the clock is past 2030-12-05, then 410 names the replacement; GET /pets still works', async () => {
-    const databasePath = tempDatabase();
-    const { key } = JSON.parse(
-      (await keysCommand(databasePath, 'create', '--plan', 'free', '--json')).stdout,
-    );
-    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, [
-      'faketime',
-      '-f',
-      '@2030-12-05 00:00:01',
-    ]);
+    const { databasePath, key } = await databaseWithKey();
+    const server = await startAt('2030-12-05 00:00:01', databasePath);
     const res = await call(`${server.url}/v1/pets/1`, key);
     expect(res.status).toBe(410);
     expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
@@ -180,15 +181,8 @@ describe('GET /pets/{petId} after its sunset', () => {
   });
 
   it('when the clock is just before the sunset, then getPet still answers', async () => {
-    const databasePath = tempDatabase();
-    const { key } = JSON.parse(
-      (await keysCommand(databasePath, 'create', '--plan', 'free', '--json')).stdout,
-    );
-    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, [
-      'faketime',
-      '-f',
-      '@2030-12-04 23:59:00',
-    ]);
+    const { databasePath, key } = await databaseWithKey();
+    const server = await startAt('2030-12-04 23:59:00', databasePath);
     expect((await call(`${server.url}/v1/pets/1`, key)).status).toBe(404);
   });
 });
