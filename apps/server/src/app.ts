@@ -37,6 +37,8 @@ export type AppDeps = {
   db: Db;
   logger: Logger;
   limits: LimiterOptions;
+  /** Express 'trust proxy' (see TRUST_PROXY): lets the per-address limit see clients behind a proxy. */
+  trustProxy?: string | undefined;
   /** Called for every response that breaks the contract (it is also answered 500); logs by default. */
   onContractViolation?: (violation: ContractViolation) => void;
 };
@@ -53,6 +55,7 @@ export function createApp(deps: AppDeps): Express {
 
   const app = express();
   app.disable('x-powered-by');
+  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
   app.disable('etag'); // every /v1 response carries fresh rate-limit headers: nothing to revalidate (and it costs)
   app.use(requestLog(logger));
   app.get('/healthz', (_req, res) => {

@@ -19,6 +19,8 @@ const schema = z.object({
   RATE_LIMIT_BAN_SECONDS: integer(900, 1, 86_400 * 30),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: integer(30, 1, 1_000_000),
   SHUTDOWN_GRACE_SECONDS: integer(10, 0, 600),
+  // Express's 'trust proxy' setting: which proxies may set X-Forwarded-For (the per-address limit uses it).
+  TRUST_PROXY: z.string().min(1).optional(),
 });
 
 export type Config = {
@@ -29,6 +31,8 @@ export type Config = {
   production: boolean;
   limits: { ban: { threshold: number; seconds: number }; anonymousPerMinute: number };
   shutdownGraceMs: number;
+  /** Express 'trust proxy' value (e.g. `loopback`, `1`, a subnet); undefined trusts no proxy. */
+  trustProxy: string | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -51,5 +55,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       anonymousPerMinute: e.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
+    trustProxy: e.TRUST_PROXY,
   };
 }

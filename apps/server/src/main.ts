@@ -30,7 +30,10 @@ if (!config.production && keys.isEmpty()) {
   process.stdout.write(`\nDevelopment API key (free plan), shown once:\n\n  ${key}\n\n`);
 }
 
-const server = createApp({ db, logger, limits: config.limits }).listen(config.port, config.host);
+const server = createApp({ db, logger, limits: config.limits, trustProxy: config.trustProxy }).listen(
+  config.port,
+  config.host,
+);
 await once(server, 'listening');
 const { address, port } = server.address() as AddressInfo;
 logger.info({ url: `http://${address}:${port}`, database: config.databasePath }, 'listening');

@@ -19,7 +19,9 @@ export const defaultLimits: LimiterOptions = { ban: { threshold: 10, seconds: 90
 
 export type TestServer = Awaited<ReturnType<typeof startServer>>;
 
-export async function startServer(options: { databasePath?: string; limits?: Partial<LimiterOptions> } = {}) {
+export async function startServer(
+  options: { databasePath?: string; limits?: Partial<LimiterOptions>; trustProxy?: string } = {},
+) {
   const db: Db = openDatabase(options.databasePath ?? ':memory:');
   const logs: string[] = [];
   const logger = pino(
@@ -31,6 +33,7 @@ export async function startServer(options: { databasePath?: string; limits?: Par
     db,
     logger,
     limits: { ...defaultLimits, ...options.limits },
+    trustProxy: options.trustProxy,
     onContractViolation: (violation) => violations.push(violation),
   });
   const server = app.listen(0, '127.0.0.1');

@@ -155,6 +155,19 @@ describe('requests without a valid key', () => {
   });
 });
 
+describe('requests without a valid key behind a proxy', () => {
+  it.each([
+    [undefined, 429],
+    ['loopback', 401],
+  ])('with TRUST_PROXY=%s, clients with other forwarded addresses answer %i', async (trustProxy, status) => {
+    const server = await serve({ limits: { anonymousPerMinute: 1 }, ...(trustProxy && { trustProxy }) });
+    const from = (address: string) =>
+      call(`${server.url}/v1/pets`, undefined, { headers: { 'x-forwarded-for': address } });
+    expect((await from('203.0.113.1')).status).toBe(401);
+    expect((await from('203.0.113.2')).status).toBe(status);
+  });
+});
+
 describe('exactness', () => {
   it('admits exactly 20 of 200 concurrent requests against a 20/min key', async () => {
     const server = await serve();
