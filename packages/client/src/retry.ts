@@ -1,6 +1,8 @@
 // Retries for 429 (and, for GET only, network errors): exponential backoff with full jitter, never sooner
 // than Retry-After, bounded by attempts and total wait. It lives in the `fetch` given to openapi-fetch,
 // because a Request cannot be re-sent from its middleware: each attempt sends a fresh clone.
+// Written by hand (about thirty lines): the retry libraries we looked at (p-retry, exponential-backoff)
+// neither take a server's Retry-After as the floor of a wait nor budget the total time waited.
 
 export type RetryOptions = {
   /** Attempts in all, the first included (default 4; 1 disables retries). */
