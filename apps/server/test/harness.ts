@@ -1,12 +1,12 @@
 // Test harness: the real app on an ephemeral loopback port with a throwaway database, or the built server
 // as a child process (for clocks, restarts and signals). Nothing of our own is mocked.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { type Spawned, spawnUntilReady } from '@animal-store/test-support';
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -71,46 +71,20 @@ export function call(url: string, key: string | undefined, init: RequestInit = {
   return fetch(url, { ...init, headers });
 }
 
-export type ServerProcess = {
-  url: string;
-  output: () => string;
-  child: ChildProcess;
-  stop: () => Promise<number | null>;
-};
+export type ServerProcess = Spawned & { url: string };
 
 const mainJs = new URL('../dist/main.js', import.meta.url).pathname;
 
-/** Starts the built server (`pnpm build`) as a child process on an ephemeral port. */
+/** Starts the built server (`pnpm build`) as a child process on an ephemeral port, after `command` if any. */
 export async function startProcess(
   env: Record<string, string>,
   command: string[] = [],
 ): Promise<ServerProcess> {
   const [program = process.execPath, ...args] = [...command, process.execPath, mainJs];
-  const child = spawn(program, args, {
+  const spawned = await spawnUntilReady(program, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    ready: /"msg":"listening"/,
+    timeoutMs: 20_000,
   });
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  const stop = async () => {
-    if (child.exitCode !== null) return child.exitCode;
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
-    return code as number | null;
-  };
-  const deadline = Date.now() + 20_000;
-  while (!/"msg":"listening"/.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`server did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const url = /"url":"(http:[^"]+)"/.exec(output)?.[1] as string;
-  return { url, output: () => output, child, stop };
+  return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.output())?.[1] as string };
 }

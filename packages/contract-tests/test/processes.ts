@@ -1,6 +1,6 @@
 // Real processes for the contract tests: Prism (mock or validating proxy) and the built server, each on a
 // free loopback port, always stopped.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -8,11 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { bundledSpecPath } from '@animal-store/spec/files';
+import { spawnUntilReady } from '@animal-store/test-support';
 
 const bin = (name: string) => new URL(`../node_modules/.bin/${name}`, import.meta.url).pathname;
 const serverDist = new URL('../node_modules/@animal-store/server/dist/', import.meta.url).pathname;
 
-export type Running = { url: string; output: () => string; stop: () => Promise<void> };
+export type Running = { url: string; output: () => string; stop: () => Promise<unknown> };
 
 async function freePort(): Promise<number> {
   const probe = createServer().listen(0, '127.0.0.1');
@@ -23,45 +24,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function spawnUntil(
-  command: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; output: () => string; stop: () => Promise<void> }> {
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    process.kill(-(child.pid as number), 'SIGTERM'); // the whole group: Prism starts helpers
-    await exited;
-  };
-  const deadline = Date.now() + 60_000;
-  while (!ready.test(output)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`${command} did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, output: () => output, stop };
-}
-
 /** `prism mock` of the bundled contract. Prism ignores `servers`: paths are served at the root. */
 export async function prismMock(): Promise<Running> {
   const port = await freePort();
-  const p = await spawnUntil(
+  const p = await spawnUntilReady(
     bin('prism'),
     ['mock', bundledSpecPath, '-h', '127.0.0.1', '-p', String(port)],
-    process.env,
-    /Prism is listening/,
+    { env: process.env, ready: /Prism is listening/ },
   );
   return { url: `http://127.0.0.1:${port}`, output: p.output, stop: p.stop };
 }
@@ -72,7 +41,7 @@ export async function prismMock(): Promise<Running> {
  */
 export async function prismProxy(upstream: string): Promise<Running> {
   const port = await freePort();
-  const p = await spawnUntil(
+  const p = await spawnUntilReady(
     bin('prism'),
     [
       'proxy',
@@ -85,8 +54,7 @@ export async function prismProxy(upstream: string): Promise<Running> {
       '-p',
       String(port),
     ],
-    process.env,
-    /Prism is listening/,
+    { env: process.env, ready: /Prism is listening/ },
   );
   return { url: `http://127.0.0.1:${port}`, output: p.output, stop: p.stop };
 }
@@ -98,12 +66,10 @@ export async function server(
   databasePath = tempDatabase(),
   env: Record<string, string> = {},
 ): Promise<Running> {
-  const p = await spawnUntil(
-    process.execPath,
-    [join(serverDist, 'main.js')],
-    { PATH: process.env.PATH, PORT: '0', DATABASE_URL: databasePath, NODE_ENV: 'production', ...env },
-    /"msg":"listening"/,
-  );
+  const p = await spawnUntilReady(process.execPath, [join(serverDist, 'main.js')], {
+    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: databasePath, NODE_ENV: 'production', ...env },
+    ready: /"msg":"listening"/,
+  });
   const url = /"url":"(http:[^"]+)"/.exec(p.output())?.[1] as string;
   return { url, output: p.output, stop: p.stop };
 }
