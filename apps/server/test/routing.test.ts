@@ -37,6 +37,25 @@ describe('routes outside the contract', () => {
     });
   });
 
+  it.each([
+    ['a path that is not valid percent-encoding', '/v1/pets/%ZZ', {}],
+    [
+      'a body that is not the gzip it claims to be',
+      '/v1/pets',
+      { method: 'POST', body: 'not gzip', headers: { 'content-encoding': 'gzip' } },
+    ],
+  ])('when %s, then 400, not 500', async (_, path, init) => {
+    const before = server.db.prepare('SELECT count(*) AS n FROM pets').get();
+    const res = await call(`${server.url}${path}`, key, init);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: 'invalid_request',
+      message: expect.stringMatching(/^The request could not be read: /),
+      status: 400,
+    });
+    expect(server.db.prepare('SELECT count(*) AS n FROM pets').get()).toEqual(before);
+  });
+
   it('echoes a valid X-Request-Id and generates one otherwise', async () => {
     const mine = await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'trace-123' } });
     expect(mine.headers.get('x-request-id')).toBe('trace-123');

@@ -34,8 +34,11 @@ function toProblem(error: Failure): Problem {
       return new Problem(415, 'The request body must be application/json in UTF-8.');
   }
   const status = error.status ?? 500;
-  if (!Array.isArray(error.errors) || status >= 500 || !codeForStatus[status]) {
-    return new Problem(500, 'An unexpected error occurred.');
+  if (status >= 500 || !codeForStatus[status]) return new Problem(500, 'An unexpected error occurred.');
+  if (!Array.isArray(error.errors)) {
+    // Client errors of Express's own layers: a path that is not valid percent-encoding (router), a body
+    // that cannot be inflated (body-parser). Their messages describe the request, never the server.
+    return new Problem(status, `The request could not be read: ${error.message}.`);
   }
   // express-openapi-validator's errors: 400 (with the failing fields), 404, 405 (with Allow), 415.
   const messages: Record<number, string> = {
