@@ -1,6 +1,6 @@
 // Bearer authentication (RFC 6750). `identify` only finds out who is calling, so that the rate limiter
 // can count the request against the key or, without a valid key, against the client address; `requireKey`
-// then turns the away the unauthenticated, with the same headers as everyone else.
+// then turns the unauthenticated away, with the same headers as everyone else.
 import type { NextFunction, Request, Response } from 'express';
 import type { ApiKey, KeyStore } from '../store/keys.js';
 import { Problem } from './problem.js';
