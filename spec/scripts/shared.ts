@@ -35,9 +35,3 @@ export async function pendingMajorChangesets(root = repoRoot) {
   const changesets = await readChangesets(root);
   return changesets.filter((c) => c.releases.some((r) => r.name === specPackage && r.type === 'major'));
 }
-
-/** `--name value` from argv, or the fallback. */
-export function option(name: string, fallback?: string): string | undefined {
-  const index = process.argv.indexOf(`--${name}`);
-  return index >= 0 ? process.argv[index + 1] : fallback;
-}

@@ -6,15 +6,22 @@
 // Options (for CI and for the guard's own tests): --spec <file> (default: openapi/openapi.yaml),
 // --today <YYYY-MM-DD> (default: today), --window-days <n> (default: SUNSET_WINDOW_DAYS or 180),
 // --root <dir> (where .changeset/ is; default: the repository).
-import { loadSpec, option, pendingMajorChangesets, repoRoot, specRoot } from './shared.js';
+import { parseArgs } from 'node:util';
+import { loadSpec, pendingMajorChangesets, repoRoot, specRoot } from './shared.js';
 
+const { values: args } = parseArgs({
+  options: {
+    spec: { type: 'string', default: specRoot },
+    today: { type: 'string' },
+    'window-days': { type: 'string', default: process.env.SUNSET_WINDOW_DAYS ?? '180' },
+    root: { type: 'string', default: repoRoot },
+  },
+});
 type Operation = { operationId?: string; deprecated?: boolean; 'x-sunset'?: string };
-const api = loadSpec<{ paths: Record<string, Record<string, Operation>> }>(
-  option('spec', specRoot) as string,
-);
-const today = new Date(option('today') ?? Date.now());
-const windowDays = Number(option('window-days', process.env.SUNSET_WINDOW_DAYS ?? '180'));
-const majors = await pendingMajorChangesets(option('root', repoRoot));
+const api = loadSpec<{ paths: Record<string, Record<string, Operation>> }>(args.spec);
+const today = new Date(args.today ?? Date.now());
+const windowDays = Number(args['window-days']);
+const majors = await pendingMajorChangesets(args.root);
 const day = 86_400_000;
 
 let failed = false;

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { bundledSpecPath } from '../src/files.js';
@@ -10,7 +11,7 @@ import { bundledSpecPath } from '../src/files.js';
 // biome-ignore lint/suspicious/noExplicitAny: fixtures edit arbitrary places of the document
 type Spec = Record<string, any>;
 const run = promisify(execFile);
-const script = (name: string) => new URL(`../scripts/${name}`, import.meta.url).pathname;
+const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url));
 
 function fixture(edit: (spec: Spec) => void = () => {}): string {
   const spec = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as Spec;
@@ -157,6 +158,31 @@ describe('pnpm spec:diff', () => {
   it('when nothing changed, then it says so', async () => {
     const result = await review(() => {});
     expect(result).toEqual({ code: 0, output: 'No changes to the contract.\n' });
+  });
+
+  it("shows each change at the spec's own file and line, without escaped backticks or temporary paths", async () => {
+    // The base lacks the id parameter and has another Pet description: both are changes of the sources.
+    const base = fixture((s) => {
+      delete s.components.parameters.Id;
+      s.paths['/pets'].get.parameters = s.paths['/pets'].get.parameters.filter(
+        (p: Spec) => !/Id\.yaml|\/Id$/.test(p.$ref),
+      );
+      s.components.schemas.Pet.description = 'An older description.';
+    });
+    const result = await exitOf('spec-diff.ts', [
+      '--base-file',
+      base,
+      '--revision-file',
+      fixture(),
+      '--root',
+      changesets(),
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.output).toContain('| Impact | Change | Pointer | Location | Details |');
+    expect(result.output).toMatch(/\| spec\/openapi\/components\/parameters\/Id\.yaml:1 \|/);
+    expect(result.output).toMatch(/\| spec\/openapi\/components\/schemas\/Pet\.yaml:2 \|/);
+    expect(result.output).not.toContain('\\`');
+    expect(result.output).not.toMatch(/spec-fixture-|\.json:\d+/);
   });
 
   it('compares the working tree with a git ref', async () => {

@@ -1,27 +1,39 @@
-// createApp: wiring only. Data flows one way: request id and log → (getPet) deprecation headers →
-// identify the key → rate limit → require a key → sunset → JSON body → contract validation → handlers
-// → response validation; then the JSON 404 and the error handler.
+// createApp: wiring only, no listen. Outside the base path: liveness, readiness, the contract and its
+// docs. Under it, one router, in this order: deprecation headers → identify the key → rate limit → CORS
+// (answers preflights) → require a key → sunset → decodable path → HEAD as GET → canonical query
+// integers → JSON body → contract validation → handlers (idempotency on createPet; response validation
+// wraps them); then the JSON 404 and the error handler.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { bundledSpecPath, docsPath } from '@animal-store/spec/files';
-import express, { type Express } from 'express';
+import { fileURLToPath } from 'node:url';
+import { interfaceVersion, requestBodyLimit } from '@animal-store/spec';
+import express, { type Express, Router } from 'express';
 import type { Logger } from 'pino';
-import { identify, requireKey } from './http/authenticate.js';
-import { deprecations } from './http/deprecation.js';
+import {
+  basePath,
+  documentedQuery,
+  integerQueryParameters,
+  loadContract,
+  type OpenApiDocument,
+} from './contract.js';
+import { corsFor } from './http/cors.js';
+import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
 import { errorHandler, notFound } from './http/errors.js';
+import { HttpError, sendError } from './http/http-error.js';
+import { idempotency } from './http/idempotency.js';
+import { identify, requireKey } from './http/identify.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
-import { type ContractViolation, contractValidator } from './http/validation.js';
-import { createSqliteRateLimiter, type LimiterOptions } from './limits/limiter.js';
+import { canonicalIntegers, decodablePath, headAsGet, jsonBody } from './http/requests.js';
+import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
+import type { RateLimiter } from './limits/policy.js';
+import { createMetrics, metricsEndpoint } from './ops/metrics.js';
 import { createCursors } from './pets/cursor.js';
 import { petRoutes } from './pets/routes.js';
-import { type Db, setting } from './store/database.js';
-import { createKeyStore } from './store/keys.js';
-import { createPetStore } from './store/pets.js';
+import type { Store } from './store/store.js';
+import { serverVersion } from './version.js';
 
-export const basePath = '/v1';
-/** Largest accepted request body; documented in the contract's conventions. */
-export const bodyLimit = '16kb';
+/** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
+const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url)); // from src/ or dist/
 
 const docsPolicy = [
   "default-src 'none'",
@@ -34,48 +46,86 @@ const docsPolicy = [
 ].join('; ');
 
 export type AppDeps = {
-  db: Db;
+  store: Store;
+  limiter: RateLimiter;
   logger: Logger;
-  limits: LimiterOptions;
   /** Express 'trust proxy' (see TRUST_PROXY): lets the per-address limit see clients behind a proxy. */
   trustProxy?: string | undefined;
   /** Called for every response that breaks the contract (it is also answered 500); logs by default. */
   onContractViolation?: (violation: ContractViolation) => void;
+  /** The contract to enforce; the bundled one by default (tests pass a stricter copy). */
+  contract?: OpenApiDocument;
+  /** Origins allowed by CORS (`*` for any); none: CORS off. */
+  corsOrigins?: string[];
+  /** What runs (sqlite, postgres, postgres+redis): reported by the metrics' build info. */
+  backend?: string;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
 };
 
-export function createApp(deps: AppDeps): Express {
-  const { db, logger, limits } = deps;
-  const spec = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as object;
-  const keys = createKeyStore(db);
-  const cursors = createCursors(setting(db, 'cursor_secret', () => randomBytes(32).toString('hex')));
-  const { announce, enforce } = deprecations(basePath);
+export async function createApp(deps: AppDeps): Promise<Express> {
+  const { store, logger } = deps;
+  const contract = deps.contract ?? loadContract();
+  const cursors = createCursors(await store.setting('cursor_secret', () => randomBytes(32).toString('hex')));
   const onViolation =
     deps.onContractViolation ??
     ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract'));
+
+  const metrics = createMetrics({
+    contract,
+    basePath,
+    build: { version: serverVersion, contract: interfaceVersion, backend: deps.backend ?? 'unknown' },
+  });
 
   const app = express();
   app.disable('x-powered-by');
   if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
   app.disable('etag'); // every /v1 response carries fresh rate-limit headers: nothing to revalidate (and it costs)
-  app.use(requestLog(logger));
+  app.use(requestLog(logger, documentedQuery(contract)));
   app.get('/healthz', (_req, res) => {
-    db.prepare('SELECT 1').get();
-    res.json({ status: 'ok' });
+    // Liveness only: the process answers; /readyz checks the store.
+    res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
+  });
+  app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken));
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await store.check();
+      res.json({ status: 'ready' });
+    } catch (error) {
+      logger.error(
+        { failure: { type: (error as Error).name, message: (error as Error).message } },
+        'store not ready',
+      );
+      sendError(
+        res,
+        new HttpError(503, 'The store cannot be read.', 'service_unavailable', { 'Retry-After': '5' }),
+      );
+    }
   });
   app.get('/openapi.json', (_req, res) => {
-    res.json(spec);
+    res.json(contract);
   });
   app.get('/docs', (_req, res) => {
     // The page is self-contained; the policy keeps it so (Redoc's attribution logo is a remote image).
     res.set('Content-Security-Policy', docsPolicy).sendFile(docsPath);
   });
-  app.use(announce);
-  app.use(basePath, identify(keys), rateLimit(createSqliteRateLimiter(db, limits)), requireKey);
-  app.use(enforce);
-  app.use(basePath, express.json({ limit: bodyLimit }));
-  app.use(contractValidator(spec, onViolation));
-  app.use(petRoutes(basePath, createPetStore(db), cursors));
+
+  const v1 = Router();
+  app.use(basePath, v1);
+  v1.use(metrics.observe);
+  v1.use(announceDeprecations);
+  v1.use(identify(store.keys));
+  v1.use(rateLimit(deps.limiter, metrics));
+  if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins));
+  v1.use(requireKey);
+  v1.use(enforceSunsets);
+  v1.use(decodablePath);
+  v1.use(headAsGet);
+  v1.use(canonicalIntegers(integerQueryParameters(contract)));
+  v1.use(jsonBody(requestBodyLimit));
+  v1.use(contractValidator(contract, onViolation));
+  v1.use(petRoutes(store.pets, cursors, schemaChecks(contract, onViolation), idempotency(store.idempotency)));
   app.use(notFound);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, metrics.storeErrors));
   return app;
 }

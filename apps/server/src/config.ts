@@ -1,41 +1,139 @@
 // The environment, parsed once and validated at start (zod); a bad value stops the process with a clear
-// message instead of surfacing later.
-import { fileURLToPath } from 'node:url';
+// message instead of surfacing later. Every variable is documented in docs/configuration.md and
+// .env.example.
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
-/** Default database file: under the server package's data folder (git-ignored). */
-export const defaultDatabasePath = fileURLToPath(new URL('../data/animal-store.db', import.meta.url));
+/** Default database file, relative to the working directory (never inside the installed package). */
+export const defaultDatabaseUrl = 'data/animal-store.db';
 
 const integer = (fallback: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+  z
+    .string()
+    .regex(/^[0-9]+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .default(fallback);
 
 const schema = z.object({
   PORT: integer(3000, 0, 65_535),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.string().min(1).default(defaultDatabasePath),
+  DATABASE_URL: z.string().min(1).default(defaultDatabaseUrl),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z.enum(['production', 'development', 'test']).default('development'),
   RATE_LIMIT_BAN_THRESHOLD: integer(10, 1, 1_000_000),
   RATE_LIMIT_BAN_SECONDS: integer(900, 1, 86_400 * 30),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: integer(30, 1, 1_000_000),
   SHUTDOWN_GRACE_SECONDS: integer(10, 0, 600),
   // Express's 'trust proxy' setting: which proxies may set X-Forwarded-For (the per-address limit uses it).
   TRUST_PROXY: z.string().min(1).optional(),
+  HEADERS_TIMEOUT_SECONDS: integer(10, 1, 600),
+  REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
+  KEEP_ALIVE_TIMEOUT_SECONDS: integer(5, 1, 600),
+  MAX_CONNECTIONS: integer(1_000, 1, 1_000_000),
+  MAX_PIPELINED_REQUESTS: integer(16, 1, 10_000),
+  DATABASE_POOL_SIZE: integer(10, 1, 1_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(5_000, 1, 600_000),
+  // Rate limits and bans in Redis (optional): redis:// or rediss:// URL; keys start with the prefix.
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('animal-store:'),
+  // Worker processes sharing the port (node:cluster): a number, or `auto` for the available cores.
+  WORKERS: z
+    .string()
+    .regex(/^(auto|[0-9]+)$/, 'must be a whole number or auto')
+    .default('1')
+    .transform((v) => (v === 'auto' ? availableParallelism() : Number(v)))
+    .pipe(z.number().int().min(1).max(64)),
+  // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // Browser origins allowed by CORS: a comma list of origins, `*`, or empty (off, the default).
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z.union([z.literal('*'), z.url().regex(/^https?:\/\/[^/]+$/, 'an origin: scheme://host[:port]')]),
+      ),
+    ),
 });
+
+/** Every variable the service reads (documented in the README's table and .env.example; a test checks). */
+export const variableNames = Object.keys(schema.shape);
+
+export type Limits = { ban: { threshold: number; seconds: number }; anonymousPerMinute: number };
+
+/** How the HTTP server bounds what clients can hold (see server.ts). */
+export type ConnectionLimits = {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  maxPipelinedRequests: number;
+};
+
+/** Where the store lives: one SQLite file (the default), or a PostgreSQL database. */
+export type Database =
+  | { engine: 'sqlite'; path: string }
+  | { engine: 'postgres'; url: string; poolSize: number; statementTimeoutMs: number };
 
 export type Config = {
   port: number;
   host: string;
-  databasePath: string;
+  database: Database;
+  /** Rate limits and bans in Redis when set; otherwise in the database. */
+  redis: { url: string; keyPrefix: string } | undefined;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   production: boolean;
-  limits: { ban: { threshold: number; seconds: number }; anonymousPerMinute: number };
+  limits: Limits;
+  connections: ConnectionLimits;
   shutdownGraceMs: number;
   /** Express 'trust proxy' value (e.g. `loopback`, `1`, a subnet); undefined trusts no proxy. */
   trustProxy: string | undefined;
+  /** Origins allowed by CORS (`*` for any); empty: CORS off. */
+  corsOrigins: string[];
+  /** Bearer token for GET /metrics; undefined: open. */
+  metricsToken: string | undefined;
+  /** Worker processes sharing the port; 1: no cluster. */
+  workers: number;
 };
 
 export class ConfigError extends Error {}
+
+/**
+ * A path, `file:` or `sqlite:` URL → the SQLite file; `postgres://` or `postgresql://` → PostgreSQL; any
+ * other scheme is refused, never taken as a path.
+ */
+function database(e: z.infer<typeof schema>): Database {
+  const url = e.DATABASE_URL;
+  if (/^postgres(?:ql)?:\/\//.test(url)) {
+    return {
+      engine: 'postgres',
+      url,
+      poolSize: e.DATABASE_POOL_SIZE,
+      statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    };
+  }
+  if (url === ':memory:') return { engine: 'sqlite', path: url };
+  const prefixed = /^(?:file|sqlite):(?:\/\/(?=\/))?/.exec(url);
+  if (prefixed) return { engine: 'sqlite', path: resolve(decodeURIComponent(url.slice(prefixed[0].length))) };
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
+  if (scheme) {
+    throw new ConfigError(
+      `Invalid configuration:\n  DATABASE_URL: unsupported scheme "${scheme}:"; use a file path, file:, sqlite:, postgres: or postgresql:`,
+    );
+  }
+  return { engine: 'sqlite', path: resolve(url) };
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
@@ -44,17 +142,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
+    throw new ConfigError(
+      'Invalid configuration:\n  HEADERS_TIMEOUT_SECONDS: must not exceed REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
-    databasePath: e.DATABASE_URL.replace(/^file:/, ''),
+    database: database(e),
+    redis: e.REDIS_URL ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } : undefined,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
     limits: {
       ban: { threshold: e.RATE_LIMIT_BAN_THRESHOLD, seconds: e.RATE_LIMIT_BAN_SECONDS },
       anonymousPerMinute: e.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     },
+    connections: {
+      headersTimeoutMs: e.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      maxConnections: e.MAX_CONNECTIONS,
+      maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
+    },
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,
     trustProxy: e.TRUST_PROXY,
+    corsOrigins: e.CORS_ORIGINS,
+    metricsToken: e.METRICS_TOKEN,
+    workers: e.WORKERS,
   };
 }

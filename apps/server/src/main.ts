@@ -1,54 +1,129 @@
-#!/usr/bin/env node
-// The process entry: configuration → database → app → listen; SIGTERM/SIGINT drain and close.
+// The process entry: configuration → store → app → listen; SIGTERM/SIGINT drain and close. Every start-up
+// failure is one line on stderr that names the variable and says what to do, and exit status 1 (2 for
+// configuration); never a stack trace. With WORKERS > 1 this process is the primary of a cluster (see
+// primary.ts) and each worker runs the rest of this file.
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import { interfaceVersion } from '@animal-store/spec';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './store/database.js';
-import { createKeyStore } from './store/keys.js';
+import { createRateLimiter } from './limits/policy.js';
+import { quotaFor } from './plans.js';
+import { runPrimary, type WorkerMessage } from './primary.js';
+import { createServer } from './server.js';
+import { type Backend, openBackend } from './store/open.js';
+import { StoreOpenError } from './store/open-error.js';
+import type { Store } from './store/store.js';
+import { serverVersion } from './version.js';
 
-function configOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(2);
-  }
+function fail(message: string, status: number): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(status);
 }
 
-const config = configOrExit();
-const logger = pino({ level: config.logLevel });
-const db = openDatabase(config.databasePath);
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  fail(error.message, 2);
+}
 
-const keys = createKeyStore(db);
-if (!config.production && keys.isEmpty()) {
-  // First start outside production: one free-plan key so that the quick start can call the service.
+const logger = pino({ level: config.logLevel });
+/** The readiness line (documented): one JSON record with msg "listening" and the url, at every level but silent. */
+const announce = (url: string, backendName: string) =>
+  (config.logLevel === 'silent' ? logger : logger.child({}, { level: 'info' })).info(
+    {
+      url,
+      backend: backendName,
+      version: serverVersion,
+      contract: interfaceVersion,
+      workers: config.workers,
+      limits: config.limits,
+    },
+    'listening',
+  );
+
+/** First start outside production: one free-plan key so that the quick start can call the service. */
+async function developmentKey(store: Store) {
+  if (config.production || !(await store.keys.isEmpty())) return;
   // Printed once, on purpose, to the terminal; it never goes through the logger.
-  const { key } = keys.create({ plan: 'free', label: 'development' });
+  const { key } = await store.keys.create({ plan: 'free', quota: quotaFor('free'), label: 'development' });
   process.stdout.write(`\nDevelopment API key (free plan), shown once:\n\n  ${key}\n\n`);
 }
 
-const server = createApp({ db, logger, limits: config.limits, trustProxy: config.trustProxy }).listen(
-  config.port,
-  config.host,
-);
-await once(server, 'listening');
-const { address, port } = server.address() as AddressInfo;
-logger.info({ url: `http://${address}:${port}`, database: config.databasePath }, 'listening');
-
-async function shutdown(signal: string) {
-  logger.info({ signal }, 'shutting down: finishing in-flight requests');
-  const closed = once(server, 'close');
-  server.close(); // stop accepting; in-flight requests finish
-  server.closeIdleConnections();
-  const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-  await closed;
-  clearTimeout(grace);
-  db.close();
-  logger.info('stopped');
-  process.exit(0);
+if (config.workers > 1 && cluster.isPrimary) {
+  await runPrimary(config, logger, async (url) => {
+    const opened = await openBackend(config.database, undefined, logger);
+    await developmentKey(opened.store);
+    await opened.close();
+    announce(url, `${config.database.engine}${config.redis ? '+redis' : ''}`);
+  });
+} else {
+  await serve();
 }
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+
+async function serve() {
+  let backend: Backend;
+  try {
+    backend = await openBackend(config.database, config.redis, logger);
+  } catch (error) {
+    fail(error instanceof StoreOpenError ? error.message : `DATABASE_URL: ${(error as Error).message}`, 1);
+  }
+  const { store } = backend;
+
+  const app = await createApp({
+    store,
+    limiter: createRateLimiter(backend.counters, config.limits),
+    logger,
+    trustProxy: config.trustProxy,
+    corsOrigins: config.corsOrigins,
+    backend: backend.name,
+    metricsToken: config.metricsToken,
+  });
+  const server = createServer(app, config.connections, logger);
+  server.listen(config.port, config.host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = `${config.host}:${config.port}`;
+    fail(
+      code === 'EADDRINUSE'
+        ? `PORT: ${where} is already in use; stop the process that holds it, or set PORT (0 picks a free one).`
+        : `HOST/PORT: cannot listen on ${where} (${code}); check HOST and PORT.`,
+      1,
+    );
+  }
+
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address}:${port}`;
+  if (cluster.isWorker) {
+    process.send?.({ listening: url } satisfies WorkerMessage); // the primary announces the cluster
+  } else {
+    // After listening, so that a start that fails never prints a key it then abandons.
+    await developmentKey(store);
+    announce(url, backend.name);
+  }
+
+  let stopping = false;
+  async function shutdown(signal: string) {
+    // Once: a second signal (the primary's, after the process group's) must not cut the drain short.
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const closed = once(server, 'close');
+    server.close(); // stop accepting; in-flight requests finish
+    server.closeIdleConnections();
+    const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+    await closed;
+    clearTimeout(grace);
+    await backend.close();
+    logger.info('stopped');
+    process.exit(0);
+  }
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}

@@ -5,7 +5,10 @@ let server: TestServer;
 beforeAll(async () => {
   server = await startServer();
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  server.expectNoContractViolations();
+  await server.close();
+});
 
 const noToken = 'Bearer realm="animal-store"';
 const badToken = /^Bearer realm="animal-store", error="invalid_token"/;
@@ -30,7 +33,7 @@ describe('authentication on every operation', () => {
   it.each(cases)(
     '$op with $what: 401, the Error body and WWW-Authenticate',
     async ({ path, init, headers, challenge }) => {
-      const before = server.db.prepare('SELECT count(*) AS n FROM pets').get();
+      const before = await server.petCount();
       const res = await fetch(`${server.url}${path}`, {
         ...init,
         headers: { 'content-type': 'application/json', ...headers },
@@ -38,41 +41,70 @@ describe('authentication on every operation', () => {
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(challenge);
       expect(await res.json()).toEqual({ code: 'unauthorized', message: expect.any(String), status: 401 });
-      expect(server.db.prepare('SELECT count(*) AS n FROM pets').get()).toEqual(before);
+      expect(await server.petCount()).toBe(before);
     },
   );
 
   it('when a key has the right id but a wrong secret, then 401', async () => {
-    const key = server.key();
+    const key = await server.key();
     const forged = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
     expect((await call(`${server.url}/v1/pets`, forged)).status).toBe(401);
     expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
   });
 
   it('when a key is revoked, then it is refused from the next request on', async () => {
-    const key = server.key();
+    const key = await server.key();
     expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
     const id = key.split('_')[1] as string;
-    expect(server.keys.revoke(id)).toBe(true);
+    expect(await server.keys.revoke(id)).toBe(true);
     const res = await call(`${server.url}/v1/pets`, key);
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(badToken);
   });
 
-  it('stores only a hash of the secret', () => {
-    const key = server.key();
+  it('stores only a hash of the secret', async () => {
+    const key = await server.key();
     const secret = key.split('_').slice(2).join('_');
-    const rows = server.db.prepare('SELECT * FROM api_keys').all();
+    const rows = await server.sql('SELECT * FROM api_keys');
     expect(JSON.stringify(rows)).not.toContain(secret);
   });
 
   it('never logs the Authorization header or a key', async () => {
-    const key = server.key();
+    const key = await server.key();
     await call(`${server.url}/v1/pets`, key);
     await call(`${server.url}/v1/pets`, 'as_000000000000_wrongwrongwrong');
     const logs = server.logs.join('');
     expect(logs).toContain('request completed');
     expect(logs).not.toContain(key);
     expect(logs).not.toMatch(/authorization|wrongwrong/i);
+  });
+});
+
+describe('key rotation and last use (every engine)', () => {
+  it('a rotated key answers with its new secret; the old one only within the grace period', async () => {
+    const old = await server.key();
+    const id = old.split('_')[1] as string;
+    const graced = (await server.keys.rotate(id, 600)) as string;
+    expect((await call(`${server.url}/v1/pets`, graced)).status).toBe(200);
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
+    const fresh = (await server.keys.rotate(id, 0)) as string;
+    expect((await call(`${server.url}/v1/pets`, fresh)).status).toBe(200);
+    expect((await call(`${server.url}/v1/pets`, graced)).status).toBe(401);
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(401);
+    expect(await server.keys.rotate('000000000000', 0)).toBeUndefined();
+    const listed = (await server.keys.list()).find((k) => k.id === id);
+    expect(listed?.lastUsedAt).toEqual(expect.any(String));
+  });
+});
+
+describe('enterprise quotas', () => {
+  it('beyond 2^31 requests are stored and applied exactly', async () => {
+    const big = await server.key({ perMinute: 3_000_000_000, perDay: 1_000_000_000_000 });
+    const res = await call(`${server.url}/v1/pets`, big);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-ratelimit-limit')).toBe('3000000000');
+    expect(res.headers.get('ratelimit-policy')).toBe(
+      '"minute";q=3000000000;w=60, "day";q=1000000000000;w=86400',
+    );
   });
 });

@@ -1,32 +1,19 @@
 // The API reference at /docs, loaded in headless Chromium (Debian's package, driven by playwright-core).
-import { existsSync } from 'node:fs';
 import { deprecatedOperations } from '@animal-store/spec';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './harness.js';
+import { launchChromium, startServer, type TestServer } from './harness.js';
 
-const executablePath = '/usr/bin/chromium';
 let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(executablePath))
-    throw new Error('chromium is missing: apt-get install chromium (.ci/run does)');
   server = await startServer();
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
+  server?.expectNoContractViolations();
   await server?.close();
 });
 
@@ -63,6 +50,10 @@ describe('GET /docs', () => {
       timeZone: 'UTC',
     });
     expect(text).toContain(`removed on ${spelled}`);
+    // 1.1.0: the successor is named, and createPet documents its Idempotency-Key.
+    expect(text).toContain('GET /pets?id=<petId>');
+    await page.getByText('Add an animal').first().click();
+    await expect.poll(visibleText, { timeout: 15_000 }).toContain('Idempotency-Key');
     expect(outside).toEqual([]);
     await page.close();
   });

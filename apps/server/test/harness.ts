@@ -1,68 +1,126 @@
 // Test harness: the real app on an ephemeral loopback port with a throwaway database, or the built server
 // as a child process (for clocks, restarts and signals). Nothing of our own is mocked.
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { type AddressInfo, connect } from 'node:net';
 import { Writable } from 'node:stream';
-import { type Spawned, spawnUntilReady } from '@animal-store/test-support';
+import { fileURLToPath } from 'node:url';
+import { chromiumPath, type ServerProcess, startServerProcess } from '@animal-store/test-support';
+import { chromium } from 'playwright-core';
+
+export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
+
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { createApp } from '../src/app.js';
+import type { ConnectionLimits } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import type { OpenApiDocument } from '../src/contract.js';
 import type { ContractViolation } from '../src/http/validation.js';
-import type { LimiterOptions } from '../src/limits/limiter.js';
-import { type Db, openDatabase } from '../src/store/database.js';
-import { createKeyStore } from '../src/store/keys.js';
+import { createRateLimiter, type LimiterOptions } from '../src/limits/policy.js';
+import { type Plan, quotaFor } from '../src/plans.js';
+import { createServer, defaultConnectionLimits } from '../src/server.js';
+import { openBackend } from '../src/store/open.js';
+import { freshStore, rawSql, type TestStore } from './backends.js';
+
+export { backend, freshStore, type TestStore } from './backends.js';
 
 export const defaultLimits: LimiterOptions = { ban: { threshold: 10, seconds: 900 }, anonymousPerMinute: 30 };
 
 export type TestServer = Awaited<ReturnType<typeof startServer>>;
 
+/**
+ * The app on an ephemeral loopback port over a store of the project's backend: `store` (from freshStore)
+ * to share one between servers or with processes, a new one otherwise.
+ */
 export async function startServer(
-  options: { databasePath?: string; limits?: Partial<LimiterOptions>; trustProxy?: string } = {},
+  options: {
+    store?: TestStore;
+    limits?: Partial<LimiterOptions>;
+    connections?: Partial<ConnectionLimits>;
+    trustProxy?: string;
+    contract?: OpenApiDocument;
+    corsOrigins?: string[];
+    metricsToken?: string;
+  } = {},
 ) {
-  const db: Db = openDatabase(options.databasePath ?? ':memory:');
+  const location = options.store ?? (await freshStore());
+  const config = loadConfig({ ...location, NODE_ENV: 'test' });
   const logs: string[] = [];
   const logger = pino(
     { level: 'info' },
     new Writable({ write: (chunk, _enc, done) => done(void logs.push(String(chunk))) }),
   );
+  const backend = await openBackend(config.database, config.redis, logger);
+  const { store } = backend;
+  const raw = await rawSql(location);
   const violations: ContractViolation[] = [];
-  const app = createApp({
-    db,
+  const app = await createApp({
+    store,
+    limiter: createRateLimiter(backend.counters, { ...defaultLimits, ...options.limits }),
     logger,
-    limits: { ...defaultLimits, ...options.limits },
     trustProxy: options.trustProxy,
+    ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
+    metricsToken: options.metricsToken,
+    backend: location.REDIS_URL
+      ? 'postgres+redis'
+      : location.DATABASE_URL.startsWith('postgres')
+        ? 'postgres'
+        : 'sqlite',
     onContractViolation: (violation) => violations.push(violation),
+    ...(options.contract && { contract: options.contract }),
   });
-  const server = app.listen(0, '127.0.0.1');
+  const server = createServer(app, { ...defaultConnectionLimits, ...options.connections }, logger);
+  server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const keys = createKeyStore(db);
+  const { keys } = store;
   return {
     url,
-    db,
+    server,
+    store,
+    location,
     keys,
+    /** Rows of a statement run on the store behind the API's back (`?` placeholders, either engine). */
+    async sql<R = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<R[]> {
+      return raw.query(text, params) as Promise<R[]>;
+    },
+    async petCount(): Promise<number> {
+      const [row] = await raw.query('SELECT count(*) AS n FROM pets', []);
+      return Number((row as { n: number | string }).n);
+    },
     logs,
     violations,
-    /** A fresh key; enterprise with the given quota, or free. */
-    key: (quota?: { perMinute: number; perDay: number }) =>
-      keys.create(quota ? { plan: 'enterprise', quota } : { plan: 'free' }).key,
+    /** A fresh key: enterprise with the given quota, free without one. */
+    key: async (quota?: { perMinute: number; perDay: number }) =>
+      (await keys.create(quota ? { plan: 'enterprise', quota } : { plan: 'free', quota: quotaFor('free') }))
+        .key,
+    /** A fresh key of one of the fixed plans. */
+    keyOf: async (plan: Exclude<Plan, 'enterprise'>) =>
+      (await keys.create({ plan, quota: quotaFor(plan) })).key,
+    /** Every response the suite provoked must have matched the contract (asserted, then forgotten). */
+    expectNoContractViolations() {
+      expect(violations).toEqual([]);
+    },
     async close() {
       server.closeAllConnections();
       server.close();
       await once(server, 'close');
-      db.close();
-      // Every response the suite provoked must have matched the contract.
-      expect(violations).toEqual([]);
+      await raw.close();
+      await backend.close();
     },
   };
 }
 
-export const tempDatabase = () => join(mkdtempSync(join(tmpdir(), 'animal-store-test-')), 'store.db');
-
 export const json = 'application/json';
+
+/** The rate-limit headers every /v1 response carries (lower-case, as fetch reports them). */
+export const rateLimitHeaders = [
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'ratelimit',
+  'ratelimit-policy',
+];
 
 export function call(url: string, key: string | undefined, init: RequestInit = {}) {
   const headers = new Headers(init.headers);
@@ -71,20 +129,70 @@ export function call(url: string, key: string | undefined, init: RequestInit = {
   return fetch(url, { ...init, headers });
 }
 
-export type ServerProcess = Spawned & { url: string };
+/** The built server (`pnpm build`): main.js and cli/keys.js. */
+export const serverDist = fileURLToPath(new URL('../dist/', import.meta.url));
 
-const mainJs = new URL('../dist/main.js', import.meta.url).pathname;
+/** Starts the built server as a child process on an ephemeral port, under `wrapper` if any. */
+export const startProcess = (env: Record<string, string>, wrapper: string[] = []): Promise<ServerProcess> =>
+  startServerProcess(serverDist, env, wrapper);
 
-/** Starts the built server (`pnpm build`) as a child process on an ephemeral port, after `command` if any. */
-export async function startProcess(
-  env: Record<string, string>,
-  command: string[] = [],
-): Promise<ServerProcess> {
-  const [program = process.execPath, ...args] = [...command, process.execPath, mainJs];
-  const spawned = await spawnUntilReady(program, args, {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
-    ready: /"msg":"listening"/,
-    timeoutMs: 20_000,
+/**
+ * Sends `request` as raw bytes (for what fetch refuses to send) and collects the answer until the server
+ * closes the connection or `waitMs` passes; `closed` says which.
+ */
+export async function rawRequest(
+  url: string,
+  request: string | Buffer,
+  waitMs = 2_000,
+): Promise<{ text: string; closed: boolean; elapsedMs: number }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  const started = Date.now();
+  let text = '';
+  socket.on('data', (chunk) => {
+    text += chunk;
   });
-  return { ...spawned, url: /"url":"(http:[^"]+)"/.exec(spawned.output())?.[1] as string };
+  socket.on('error', () => {}); // a reset is an answer too: `closed`
+  socket.write(request);
+  const closed = await Promise.race([
+    once(socket, 'close').then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), waitMs)),
+  ]);
+  socket.destroy();
+  return { text, closed, elapsedMs: Date.now() - started };
+}
+
+/** The status, headers (lower-cased) and JSON body of the first response in a raw answer. */
+export function parseRaw(text: string) {
+  const [head = '', body = ''] = text.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
+}
+
+/**
+ * Headless Chromium (Debian's, found by chromiumPath) driven by playwright-core, with the flags this
+ * machine's closed network needs (no background connections, no component updates).
+ */
+export const launchChromium = () =>
+  chromium.launch({
+    executablePath: chromiumPath(),
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+
+/** A 503 `service_unavailable` in the Error shape, with the Retry-After the contract promises. */
+export async function expectServiceUnavailable(res: Response) {
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toBe('5');
+  expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
 }

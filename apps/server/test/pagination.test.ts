@@ -7,11 +7,19 @@ const next = (res: Response) => /<([^>]+)>; rel="next"/.exec(res.headers.get('li
 
 beforeAll(async () => {
   server = await startServer();
-  key = server.key({ perMinute: 10_000, perDay: 100_000 });
-  const insert = server.db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, 1, ?)');
-  for (let i = 1; i <= 250; i++) insert.run(`Pet ${i}`, i % 5 === 0 ? 'sold' : 'available');
+  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
+  for (let i = 1; i <= 250; i++) {
+    await server.sql(
+      'INSERT INTO pets (name, category_id, status) VALUES (?, 1, ?)',
+      `Pet ${i}`,
+      i % 5 === 0 ? 'sold' : 'available',
+    );
+  }
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  server.expectNoContractViolations();
+  await server.close();
+});
 
 async function walk(first: string) {
   const ids: number[] = [];

@@ -6,13 +6,16 @@ let key: string;
 const pets = (query = '') => call(`${server.url}/v1/pets${query}`, key);
 const create = (body: unknown) =>
   call(`${server.url}/v1/pets`, key, { method: 'POST', body: JSON.stringify(body) });
-const count = () => (server.db.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n;
+const count = () => server.petCount();
 
 beforeAll(async () => {
   server = await startServer();
-  key = server.key({ perMinute: 10_000, perDay: 100_000 });
+  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  server.expectNoContractViolations();
+  await server.close();
+});
 
 describe('POST /pets', () => {
   it('when a valid NewPet is sent, then it answers 201 with the Pet and its assigned id', async () => {
@@ -61,7 +64,7 @@ describe('POST /pets', () => {
     ['unknown field', { name: 'Rex', categoryId: 1, id: 5 }, /body\.id must NOT have additional properties/],
     ['an array', [], /body must be object/],
   ])('when %s, then 400 names the field and nothing is stored', async (_, body, message) => {
-    const before = count();
+    const before = await count();
     const res = await create(body);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
@@ -69,7 +72,7 @@ describe('POST /pets', () => {
       message: expect.stringMatching(message),
       status: 400,
     });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   it('accepts a name of exactly 100 characters and non-ASCII names', async () => {
@@ -78,7 +81,7 @@ describe('POST /pets', () => {
   });
 
   it('when the body is malformed JSON, then 400 and nothing is stored', async () => {
-    const before = count();
+    const before = await count();
     const res = await call(`${server.url}/v1/pets`, key, { method: 'POST', body: '{"name":' });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
@@ -86,7 +89,7 @@ describe('POST /pets', () => {
       message: 'The request body is not valid JSON.',
       status: 400,
     });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   it('when the body is not JSON, then 415', async () => {
@@ -100,11 +103,11 @@ describe('POST /pets', () => {
   });
 
   it('when the body is over 16 KiB, then 413 and nothing is stored', async () => {
-    const before = count();
+    const before = await count();
     const res = await create({ name: 'x'.repeat(17 * 1024), categoryId: 1 });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ code: 'payload_too_large', message: expect.any(String), status: 413 });
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 });
 
@@ -121,7 +124,7 @@ describe('GET /pets', () => {
 
   it.each([1, 5, 100])('when limit=%i, then at most that many', async (limit) => {
     const body = await (await pets(`?limit=${limit}`)).json();
-    expect(body.length).toBe(Math.min(limit, count()));
+    expect(body.length).toBe(Math.min(limit, await count()));
   });
 
   it.each(['available', 'pending', 'sold'])('when status=%s, then only those pets', async (status) => {
@@ -166,12 +169,12 @@ describe('GET /pets/{petId}', () => {
   });
 
   it('when the id is 2^53 + 1 and pet 2^53 exists, then 404, not that pet', async () => {
-    server.db
-      .prepare("INSERT INTO pets (id, name, category_id, status) VALUES (9007199254740992, 'Big', 1, 'sold')")
-      .run();
+    await server.sql(
+      "INSERT INTO pets (id, name, category_id, status) VALUES (9007199254740992, 'Big', 1, 'sold')",
+    );
     expect((await call(`${server.url}/v1/pets/9007199254740992`, key)).status).toBe(200);
     expect((await call(`${server.url}/v1/pets/9007199254740993`, key)).status).toBe(404);
-    server.db.prepare('DELETE FROM pets WHERE id = 9007199254740992').run();
+    await server.sql('DELETE FROM pets WHERE id = 9007199254740992');
   });
 
   it.each(['abc', '1.5', '0', '-1', '9223372036854775808', '99999999999999999999'])(
@@ -208,7 +211,7 @@ describe('GET /pets/{petId} deprecation', () => {
     const res = await call(`${server.url}/v1/pets/${id()}`, key);
     expect(res.headers.get('deprecation')).toBe('@1795305600'); // 2026-11-22T00:00:00Z, RFC 9745
     expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
-    expect(res.headers.get('link')).toBe('</v1/pets>; rel="successor-version"');
+    expect(res.headers.get('link')).toBe(`</v1/pets?id=${id()}>; rel="successor-version"`); // the exact successor
   });
 
   it('is not announced on the other operations', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { bundledSpecPath } from '@animal-store/spec/files';
 import { describe, expect, it } from 'vitest';
-import { planQuotas } from '../src/limits/plans.js';
+import { planQuotas } from '../src/plans.js';
 
 // The plan table lives in src/limits/plans.ts; the contract and the README repeat it for people.
 const rows = (text: string) =>

@@ -1,29 +1,30 @@
 // The built server and key command as processes: configuration, first start, restarts, signals, the clock.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createKey, requireTool, keysCommand as runKeys } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, type ServerProcess, startProcess, tempDatabase } from './harness.js';
+import { call, type ServerProcess, serverDist, startProcess, tempDatabase } from './harness.js';
 
-const run = promisify(execFile);
-const keysJs = new URL('../dist/cli/keys.js', import.meta.url).pathname;
 const keysCommand = (databasePath: string, ...args: string[]) =>
-  run(process.execPath, [keysJs, ...args], {
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databasePath },
-  });
+  runKeys(serverDist, { DATABASE_URL: databasePath }, ...args);
 
 /** A fresh database holding one key made by the key command. */
 async function databaseWithKey(plan = 'free') {
   const databasePath = tempDatabase();
-  const { key } = JSON.parse(
-    (await keysCommand(databasePath, 'create', '--plan', plan, '--json')).stdout,
-  ) as { key: string };
+  const { key } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', plan);
   return { databasePath, key };
 }
 /** The built server in production mode under libfaketime, its clock starting at `instant`. */
 const startAt = (instant: string, databasePath: string) =>
-  start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, ['faketime', '-f', `@${instant}`]);
+  start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, [
+    requireTool('faketime'),
+    '-f',
+    `@${instant}`,
+  ]);
 
 const running: ServerProcess[] = [];
 const start = async (...args: Parameters<typeof startProcess>) => {
@@ -150,7 +151,7 @@ describe('pnpm keys', () => {
     expect(listed).toEqual([expect.objectContaining({ id: created.id, revokedAt: null })]);
     expect(JSON.stringify(listed)).not.toContain(created.key);
     expect((await keysCommand(databasePath, 'list')).stdout).toMatch(
-      new RegExp(`${created.id} +enterprise +5/min 50/day +active +acme`),
+      new RegExp(`${created.id} +enterprise +5/min 50/day +created \\S+ +active +never used +acme`),
     );
 
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
@@ -176,7 +177,9 @@ describe('pnpm keys', () => {
       ['create', '--plan', 'enterprise', '--per-minute', '-1', '--per-day', '5'],
       /must be a positive integer/,
     ],
-    [['revoke', 'nope'], /no active key with id nope/],
+    [['create', '--plan', 'enterprise', '--per-minute', '100', '--per-day', '50'], /above --per-day/],
+    [['revoke', 'nope'], /there is no database at/],
+    [['list'], /there is no database at/],
   ])('when run with %j, then it fails with a clear message', async (args, message) => {
     await expect(keysCommand(tempDatabase(), ...args)).rejects.toMatchObject({
       stderr: expect.stringMatching(message),
@@ -193,7 +196,7 @@ describe('GET /pets/{petId} after its sunset', () => {
     expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
     expect(await res.json()).toEqual({
       code: 'gone',
-      message: expect.stringMatching(/use GET \/pets instead/),
+      message: expect.stringMatching(/use GET \/pets\?id=1 instead/),
       status: 410,
     });
     expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
@@ -204,4 +207,175 @@ describe('GET /pets/{petId} after its sunset', () => {
     const server = await startAt('2030-12-04 23:59:00', databasePath);
     expect((await call(`${server.url}/v1/pets/1`, key)).status).toBe(404);
   });
+});
+
+/**
+ * A 1/min key on a server started with RATE_LIMIT_BAN_THRESHOLD=1, after three requests (which should be
+ * admitted, limited, then banned: `codes`).
+ */
+async function banOneKey() {
+  const databasePath = tempDatabase();
+  const created = await createKey(
+    serverDist,
+    { DATABASE_URL: databasePath },
+    '--plan',
+    'enterprise',
+    '--per-minute',
+    '1',
+    '--per-day',
+    '100',
+  );
+  const server = await start({
+    DATABASE_URL: databasePath,
+    NODE_ENV: 'production',
+    RATE_LIMIT_BAN_THRESHOLD: '1',
+  });
+  const codes: unknown[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await call(`${server.url}/v1/pets`, created.key);
+    codes.push(res.status === 200 ? 200 : (await res.json()).code);
+  }
+  return { databasePath, id: created.id, key: created.key, server, codes };
+}
+
+describe('pnpm keys: operating keys', () => {
+  it('list shows last use and bans; unban ends a ban on the running server', async () => {
+    const { databasePath, id, key, server, codes } = await banOneKey();
+    expect(codes).toEqual([200, 'rate_limited', 'temporarily_banned']);
+    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
+    expect(listed).toMatchObject({ id, lastUsedAt: expect.any(String), bannedUntil: expect.any(String) });
+    expect(Date.parse(listed.bannedUntil)).toBeGreaterThan(Date.now() + 800_000);
+    expect((await keysCommand(databasePath, 'list')).stdout).toContain('banned until');
+
+    expect((await keysCommand(databasePath, 'unban', id)).stdout).toContain(`Unbanned key ${id}`);
+    expect(JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout)[0].bannedUntil).toBeNull();
+    let code: unknown;
+    for (let i = 0; i < 30 && code !== 'rate_limited'; i++) {
+      code = (await (await call(`${server.url}/v1/pets`, key)).json()).code; // the minute is still spent
+      if (code !== 'rate_limited') await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(code).toBe('rate_limited'); // no longer banned, within the ban cache's 5 s
+  }, 30_000);
+
+  it('rotate gives a new secret for the same key; the old one works during the grace period only', async () => {
+    const databasePath = tempDatabase();
+    const { id, key: old } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', 'pro');
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    const graced = JSON.parse(
+      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '600', '--json')).stdout,
+    );
+    expect(graced.key).toMatch(new RegExp(`^as_${id}_`));
+    expect((await call(`${server.url}/v1/pets`, graced.key)).status).toBe(200);
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
+    const now = JSON.parse((await keysCommand(databasePath, 'rotate', id, '--json')).stdout);
+    expect((await call(`${server.url}/v1/pets`, now.key)).status).toBe(200);
+    expect((await call(`${server.url}/v1/pets`, graced.key)).status).toBe(401);
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(401);
+    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
+    expect(listed).toMatchObject({ id, plan: 'pro', perMinute: 300, revokedAt: null });
+  });
+
+  it('list on a path that does not exist says so and creates nothing', async () => {
+    const databasePath = tempDatabase();
+    await expect(keysCommand(databasePath, 'list')).rejects.toMatchObject({
+      stderr: expect.stringContaining(`there is no database at ${databasePath}`),
+    });
+    expect(existsSync(databasePath)).toBe(false);
+  });
+
+  it('pnpm --silent keys create --json prints exactly one JSON document', async () => {
+    const databasePath = tempDatabase();
+    const { stdout } = await promisify(execFile)(
+      'pnpm',
+      ['--silent', 'keys', 'create', '--plan', 'free', '--json'],
+      {
+        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
+        env: { ...process.env, DATABASE_URL: databasePath },
+      },
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ plan: 'free', key: expect.stringMatching(/^as_/) });
+  }, 120_000);
+});
+
+describe('configuration reaches the running server', () => {
+  it('TRUST_PROXY: behind a trusted proxy, the per-address limit counts each forwarded client', async () => {
+    const env = {
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2',
+    };
+    const asClient = (url: string, address: string) =>
+      fetch(`${url}/v1/pets`, { headers: { 'x-forwarded-for': address } });
+    const trusting = await start({ ...env, TRUST_PROXY: 'loopback' });
+    const statuses = [];
+    for (const address of ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2']) {
+      statuses.push((await asClient(trusting.url, address)).status);
+    }
+    expect(statuses).toEqual([401, 401, 429, 401]);
+
+    const untrusting = await start({ ...env, DATABASE_URL: tempDatabase() });
+    const shared = [];
+    for (const address of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
+      shared.push((await asClient(untrusting.url, address)).status);
+    }
+    expect(shared).toEqual([401, 401, 429]); // all one address: the proxy's
+  });
+
+  it('RATE_LIMIT_BAN_THRESHOLD: the key is banned after that many requests answered 429', async () => {
+    const { codes } = await banOneKey();
+    expect(codes).toEqual([200, 'rate_limited', 'temporarily_banned']);
+  });
+
+  it('logs every request with its request id', async () => {
+    const { databasePath, key } = await databaseWithKey('free');
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'trace-4711' } });
+    await new Promise((r) => setTimeout(r, 100));
+    const line = server
+      .output()
+      .split('\n')
+      .find((l) => l.includes('request completed'));
+    expect(JSON.parse(line as string)).toMatchObject({
+      req: { id: 'trace-4711', method: 'GET', url: '/v1/pets' },
+    });
+  });
+});
+
+describe('WORKERS', () => {
+  it('shares the port over two workers, limits stay exact, a dead worker is replaced, SIGTERM drains all', async () => {
+    const databasePath = tempDatabase();
+    const { key } = await createKey(
+      serverDist,
+      { DATABASE_URL: databasePath },
+      '--plan',
+      'enterprise',
+      '--per-minute',
+      '20',
+      '--per-day',
+      '1000',
+    );
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production', WORKERS: '2' });
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(180);
+
+    const pids = [...server.output().matchAll(/"workerPid":(\d+),"msg":"worker started"/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(pids).toHaveLength(2);
+    process.kill(pids[0] as number, 'SIGKILL');
+    for (let i = 0; i < 50 && !server.output().includes('worker died; starting another'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(server.output()).toContain('worker died; starting another');
+    const answered = await Promise.all(
+      Array.from({ length: 10 }, () => fetch(`${server.url}/healthz`).then((r) => r.status)),
+    );
+    expect(answered.every((s) => s === 200)).toBe(true);
+
+    expect(await server.stop()).toBe(0);
+    expect(server.output()).toMatch(/"msg":"stopped"/);
+  }, 60_000);
 });

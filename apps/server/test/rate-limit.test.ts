@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   call,
+  freshStore,
   type ServerProcess,
   startProcess,
   startServer,
   type TestServer,
-  tempDatabase,
 } from './harness.js';
 
 const open: TestServer[] = [];
@@ -16,7 +16,13 @@ const serve = async (...args: Parameters<typeof startServer>) => {
   return server;
 };
 afterEach(async () => {
-  await Promise.all([...open.splice(0).map((s) => s.close()), ...processes.splice(0).map((p) => p.stop())]);
+  await Promise.all([
+    ...open.splice(0).map((s) => {
+      s.expectNoContractViolations();
+      return s.close();
+    }),
+    ...processes.splice(0).map((p) => p.stop()),
+  ]);
 });
 
 const header = (res: Response, name: string) => res.headers.get(name);
@@ -28,7 +34,7 @@ const list = (server: { url: string }, key?: string, query = '') =>
 describe('rate limits by key', () => {
   it('admits exactly the per-minute quota, with the headers counting down', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 5, perDay: 100 });
+    const key = await server.key({ perMinute: 5, perDay: 100 });
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await list(server, key);
@@ -62,7 +68,7 @@ describe('rate limits by key', () => {
 
   it('counts requests answered 400 and 404 too', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 3, perDay: 100 });
+    const key = await server.key({ perMinute: 3, perDay: 100 });
     expect((await list(server, key, '?limit=0')).status).toBe(400);
     expect((await call(`${server.url}/v1/pets/999`, key)).status).toBe(404);
     const last = await list(server, key);
@@ -75,7 +81,7 @@ describe('rate limits by key', () => {
 
   it('does not count requests answered 429 against the day', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 2, perDay: 50 });
+    const key = await server.key({ perMinute: 2, perDay: 50 });
     for (let i = 0; i < 2; i++) expect((await list(server, key)).status).toBe(200);
     for (let i = 0; i < 5; i++) expect((await list(server, key)).status).toBe(429);
     const res = await list(server, key);
@@ -84,7 +90,7 @@ describe('rate limits by key', () => {
 
   it('limits by the day window, and the headers describe the window with the fewest remaining', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 100, perDay: 7 });
+    const key = await server.key({ perMinute: 100, perDay: 7 });
     for (let i = 0; i < 7; i++) {
       const res = await list(server, key);
       expect(res.status).toBe(200);
@@ -100,7 +106,7 @@ describe('rate limits by key', () => {
 
   it('on a tie, describes the shorter window', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 5, perDay: 5 });
+    const key = await server.key({ perMinute: 5, perDay: 5 });
     const res = await list(server, key);
     expect(int(res, 'x-ratelimit-remaining')).toBe(4);
     expect(int(res, 'x-ratelimit-reset')).toBeLessThanOrEqual(Math.ceil(now() + 60));
@@ -108,7 +114,7 @@ describe('rate limits by key', () => {
 
   it('uses the plan table for non-enterprise keys', async () => {
     const server = await serve();
-    const res = await list(server, server.keys.create({ plan: 'pro' }).key);
+    const res = await list(server, await server.keyOf('pro'));
     expect(header(res, 'ratelimit-policy')).toBe('"minute";q=300;w=60, "day";q=10000;w=86400');
   });
 });
@@ -116,7 +122,7 @@ describe('rate limits by key', () => {
 describe('temporary ban', () => {
   it('bans a key that keeps sending while limited, then lifts the ban', async () => {
     const server = await serve({ limits: { ban: { threshold: 3, seconds: 2 } } });
-    const key = server.key({ perMinute: 1, perDay: 100 });
+    const key = await server.key({ perMinute: 1, perDay: 100 });
     expect((await list(server, key)).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await (await list(server, key)).json()).code).toBe('rate_limited');
     const banned = await list(server, key);
@@ -151,7 +157,7 @@ describe('requests without a valid key', () => {
     expect(int(limited, 'retry-after')).toBeGreaterThanOrEqual(1);
     expect((await limited.json()).code).toBe('rate_limited');
     // A valid key is counted on its own, not against the address.
-    expect((await list(server, server.key())).status).toBe(200);
+    expect((await list(server, await server.key())).status).toBe(200);
   });
 });
 
@@ -171,7 +177,7 @@ describe('requests without a valid key behind a proxy', () => {
 describe('exactness', () => {
   it('admits exactly 20 of 200 concurrent requests against a 20/min key', async () => {
     const server = await serve();
-    const key = server.key({ perMinute: 20, perDay: 1000 });
+    const key = await server.key({ perMinute: 20, perDay: 1000 });
     const statuses = await Promise.all(
       Array.from({ length: 200 }, () => list(server, key).then((r) => r.status)),
     );
@@ -179,11 +185,11 @@ describe('exactness', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(180);
   });
 
-  it('admits exactly the limit across two server processes on one database file', async () => {
-    const databasePath = tempDatabase();
-    const seed = await serve({ databasePath });
-    const key = seed.key({ perMinute: 20, perDay: 1000 });
-    const env = { DATABASE_URL: databasePath, NODE_ENV: 'production' };
+  it('admits exactly the limit across two server processes on one store', async () => {
+    const store = await freshStore();
+    const seed = await serve({ store });
+    const key = await seed.key({ perMinute: 20, perDay: 1000 });
+    const env = { ...store, NODE_ENV: 'production' };
     const [a, b] = await Promise.all([startProcess(env), startProcess(env)]);
     processes.push(a as ServerProcess, b as ServerProcess);
     const statuses = await Promise.all(
@@ -195,15 +201,16 @@ describe('exactness', () => {
   });
 
   it('keeps counters and bans across a restart', async () => {
-    const databasePath = tempDatabase();
-    const first = await startServer({ databasePath, limits: { ban: { threshold: 1, seconds: 600 } } });
-    const counted = first.key({ perMinute: 5, perDay: 100 });
-    const banned = first.key({ perMinute: 1, perDay: 100 });
+    const store = await freshStore();
+    const first = await startServer({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
+    const counted = await first.key({ perMinute: 5, perDay: 100 });
+    const banned = await first.key({ perMinute: 1, perDay: 100 });
     for (let i = 0; i < 3; i++) await list(first, counted);
     for (let i = 0; i < 3; i++) await list(first, banned);
+    first.expectNoContractViolations();
     await first.close();
 
-    const second = await serve({ databasePath, limits: { ban: { threshold: 1, seconds: 600 } } });
+    const second = await serve({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
     expect(int(await list(second, counted), 'x-ratelimit-remaining')).toBe(1);
     const res = await list(second, banned);
     expect((await res.json()).code).toBe('temporarily_banned');

@@ -1,13 +1,18 @@
+import { interfaceVersion } from '@animal-store/spec';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverVersion } from '../src/version.js';
 import { call, startServer, type TestServer } from './harness.js';
 
 let server: TestServer;
 let key: string;
 beforeAll(async () => {
   server = await startServer();
-  key = server.key({ perMinute: 10_000, perDay: 100_000 });
+  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  server.expectNoContractViolations();
+  await server.close();
+});
 
 describe('routes outside the contract', () => {
   it.each([
@@ -24,8 +29,8 @@ describe('routes outside the contract', () => {
   });
 
   it.each([
-    ['DELETE', '/v1/pets', 'POST, GET'],
-    ['PUT', '/v1/pets/1', 'GET'],
+    ['DELETE', '/v1/pets', 'POST, GET, HEAD'],
+    ['PUT', '/v1/pets/1', 'GET, HEAD'],
   ])('when %s %s, then 405 with Allow', async (method, path, allow) => {
     const res = await call(`${server.url}${path}`, key, { method });
     expect(res.status).toBe(405);
@@ -45,7 +50,7 @@ describe('routes outside the contract', () => {
       { method: 'POST', body: 'not gzip', headers: { 'content-encoding': 'gzip' } },
     ],
   ])('when %s, then 400, not 500', async (_, path, init) => {
-    const before = server.db.prepare('SELECT count(*) AS n FROM pets').get();
+    const before = await server.petCount();
     const res = await call(`${server.url}${path}`, key, init);
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
@@ -53,7 +58,7 @@ describe('routes outside the contract', () => {
       message: expect.stringMatching(/^The request could not be read: /),
       status: 400,
     });
-    expect(server.db.prepare('SELECT count(*) AS n FROM pets').get()).toEqual(before);
+    expect(await server.petCount()).toBe(before);
   });
 
   it('echoes a valid X-Request-Id and generates one otherwise', async () => {
@@ -66,7 +71,7 @@ describe('routes outside the contract', () => {
   it('answers /healthz without a key', async () => {
     const res = await fetch(`${server.url}/healthz`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok' });
+    expect(await res.json()).toEqual({ status: 'ok', version: serverVersion, contract: interfaceVersion });
   });
 
   it('serves the bundled contract at /openapi.json without a key', async () => {
@@ -79,9 +84,9 @@ describe('routes outside the contract', () => {
 describe('response validation', () => {
   it('when a stored pet breaks the contract, then the response is a 500 and the violation is reported', async () => {
     // Written behind the API's back: the API itself can never store an empty name.
-    const { id } = server.db
-      .prepare("INSERT INTO pets (name, category_id, status) VALUES ('', 1, 'sold') RETURNING id")
-      .get() as { id: number };
+    const [{ id }] = (await server.sql(
+      "INSERT INTO pets (name, category_id, status) VALUES ('', 1, 'sold') RETURNING id",
+    )) as [{ id: number }];
     const res = await call(`${server.url}/v1/pets/${id}`, key);
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({
@@ -91,7 +96,7 @@ describe('response validation', () => {
     });
     expect(server.violations).toEqual([expect.objectContaining({ method: 'GET', path: `/v1/pets/${id}` })]);
     expect(server.logs.join('')).not.toMatch(/"stack"/);
-    server.db.prepare('DELETE FROM pets WHERE id = ?').run(id);
-    server.violations.length = 0; // seen and asserted; the harness checks that nothing else broke
+    await server.sql('DELETE FROM pets WHERE id = ?', id);
+    server.violations.length = 0; // seen and asserted; afterAll checks that nothing else broke
   });
 });

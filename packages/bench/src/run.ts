@@ -1,7 +1,9 @@
-// `pnpm bench [--duration s] [--connections n] [--profile]`: the real server (built from this tree, with
-// validation, rate limiting and logging on) against the floor (src/floor.ts), both on loopback over one
-// SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon drives
-// them in alternation with the same connections and duration. Prints one table and writes
+// `pnpm bench [--duration s] [--connections n] [--profile] [--backend postgres|postgres+redis]`: the real
+// server (built from this tree, with validation, rate limiting and logging on) against bare Express doing
+// the floor's work (src/bare-express.ts) and the framework-free floor (src/floor.ts), all on loopback over
+// one SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon
+// drives them in alternation with the same connections and duration. With --backend, the same server on
+// PostgreSQL (and Redis) is measured too, on the same data. Prints the tables and writes
 // bench-results/<timestamp>.json. --profile runs the server under --cpu-prof (bench-results/profiles/).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,46 +12,84 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '@animal-store/server/store/database';
-import { createKeyStore } from '@animal-store/server/store/keys';
-import { createPetStore } from '@animal-store/server/store/pets';
+import { openBackend, openSqliteStore, type Store } from '@animal-store/server';
 import autocannon from 'autocannon';
+import pg from 'pg';
+import { pino } from 'pino';
 
 const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     profile: { type: 'boolean', default: false },
+    backend: { type: 'string', multiple: true, default: [] },
   },
 });
+const backends = values.backend as string[];
+for (const b of backends) {
+  if (!['postgres', 'postgres+redis'].includes(b))
+    throw new Error(`--backend ${b}: postgres or postgres+redis`);
+}
 const duration = Number(values.duration);
 const connections = Number(values.connections);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const results = join(root, 'bench-results');
 const serverMain = join(root, 'apps/server/dist/main.js');
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
+const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
+const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 // The store: 1,000 pets and one enterprise key with limits far above what the load can reach.
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 const databasePath = join(dir, 'bench.db');
-const db = openDatabase(databasePath);
-const pets = createPetStore(db);
-const statuses = ['available', 'pending', 'sold'] as const;
-for (let i = 0; i < 1000; i++)
-  pets.create({ name: `Pet ${i}`, categoryId: 1 + (i % 10), status: statuses[i % 3] as 'available' });
-const { key } = createKeyStore(db).create({
-  plan: 'enterprise',
-  quota: { perMinute: 1e12, perDay: 1e12 },
-  label: 'bench',
-});
-db.close();
+/** Seeds a store with the pets and one key (the same secret on every store, so one header serves all). */
+async function seed(store: Store, keyFrom?: string): Promise<string> {
+  const statuses = ['available', 'pending', 'sold'] as const;
+  for (let i = 0; i < 1000; i++) {
+    const status = statuses[i % 3] as 'available';
+    await store.pets.create({ name: `Pet ${i}`, categoryId: 1 + (i % 10), status }, () => {});
+  }
+  const { key } = await store.keys.create({
+    plan: 'enterprise',
+    quota: { perMinute: 1e12, perDay: 1e12 },
+    label: 'bench',
+  });
+  if (keyFrom) return keyFrom;
+  return key;
+}
+const sqlite = openSqliteStore(databasePath);
+const key = await seed(sqlite.store);
+await sqlite.store.close();
 const authorization = `Bearer ${key}`;
 
+// PostgreSQL rows: a database of their own, seeded alike; their key differs, so each target has its header.
+const pgDatabase = `animal_store_bench_${process.pid}`;
+const pgUrl = Object.assign(new URL(postgresUrl), { pathname: `/${pgDatabase}` }).toString();
+const headersOf = new Map<string, string>();
+if (backends.length > 0) {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${pgDatabase}`);
+  await admin.end();
+  const backend = await openBackend(
+    { engine: 'postgres', url: pgUrl, poolSize: 4, statementTimeoutMs: 5_000 },
+    undefined,
+    pino({ level: 'silent' }),
+  );
+  headersOf.set('postgres', `Bearer ${await seed(backend.store)}`);
+  await backend.close();
+}
+
 type Target = { name: string; url: string; child: ChildProcess };
-async function start(name: string, args: string[]): Promise<Target & { coldStartMs: number }> {
+async function start(
+  name: string,
+  args: string[],
+  env: Record<string, string> = { DATABASE_URL: databasePath },
+): Promise<Target & { coldStartMs: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, DATABASE_URL: databasePath, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -62,7 +102,11 @@ async function start(name: string, args: string[]): Promise<Target & { coldStart
   }
   const url = /"url":"(http:[^"]+)"/.exec(output)?.[1] as string;
   while (
-    (await fetch(`${url}/v1/pets`, { headers: { authorization } }).catch(() => undefined))?.status !== 200
+    (
+      await fetch(`${url}/v1/pets`, {
+        headers: { authorization: headersOf.get(name) ?? authorization },
+      }).catch(() => undefined)
+    )?.status !== 200
   ) {
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -75,35 +119,51 @@ const peakRssMb = (pid: number) =>
 mkdirSync(join(results, 'profiles'), { recursive: true });
 const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(results, 'profiles')] : [];
 const server = await start('server', [...profile, serverMain]);
+const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
+const extra: Target[] = [];
+for (const b of backends) {
+  headersOf.set(b, headersOf.get('postgres') as string);
+  const env: Record<string, string> = {
+    DATABASE_URL: pgUrl,
+    ...(b === 'postgres+redis' && { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench:${process.pid}:` }),
+  };
+  extra.push(await start(b, [serverMain], env));
+}
 
 const scenarios = [
-  { name: 'GET /v1/pets?limit=20', method: 'GET', path: '/v1/pets?limit=20' },
+  { name: 'GET /v1/pets?limit=20', requests: [{ method: 'GET', path: '/v1/pets?limit=20' }] },
   {
     name: 'GET /v1/pets?limit=100&status=available',
-    method: 'GET',
-    path: '/v1/pets?limit=100&status=available',
+    requests: [{ method: 'GET', path: '/v1/pets?limit=100&status=available' }],
   },
   {
     name: 'POST /v1/pets',
-    method: 'POST',
-    path: '/v1/pets',
-    body: JSON.stringify({ name: 'Bench', categoryId: 1 }),
+    requests: [{ method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 1 }) }],
   },
-  { name: 'GET /v1/pets/{id}', method: 'GET', path: '/v1/pets/500' },
+  { name: 'GET /v1/pets/{id}', requests: [{ method: 'GET', path: '/v1/pets/500' }] },
+  {
+    name: '20/80 POST/list mix',
+    requests: [
+      { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Mix', categoryId: 1 }) },
+      ...Array.from({ length: 4 }, () => ({ method: 'GET' as const, path: '/v1/pets?limit=20' })),
+    ],
+  },
 ] as const;
 
 type Measure = { reqPerSec: number; p50: number; p99: number; non2xx: number; errors: number };
-const rows: { scenario: string; server: Measure; floor: Measure }[] = [];
+const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
 let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
   const measured: Record<string, Measure> = {};
-  for (const target of [server, floor]) {
+  for (const target of [server, bare, floor, ...extra]) {
     const result = await autocannon({
-      url: `${target.url}${scenario.path}`,
-      method: scenario.method,
-      headers: { authorization, 'content-type': 'application/json' },
-      ...('body' in scenario && { body: scenario.body }),
+      url: target.url,
+      headers: {
+        authorization: headersOf.get(target.name) ?? authorization,
+        'content-type': 'application/json',
+      },
+      requests: scenario.requests.map((r) => ({ ...r })),
       connections,
       duration,
     });
@@ -115,34 +175,48 @@ for (const scenario of scenarios) {
       errors: result.errors,
     };
   }
-  if (scenario.method === 'GET' && scenario.path.startsWith('/v1/pets?')) {
+  if (scenario.name.startsWith('GET /v1/pets?')) {
     peakRssUnderListLoad = Math.max(peakRssUnderListLoad, peakRssMb(server.child.pid as number));
   }
-  rows.push({
-    scenario: scenario.name,
-    server: measured.server as Measure,
-    floor: measured.floor as Measure,
-  });
+  rows.push({ scenario: scenario.name, measured });
 }
 
-for (const target of [server, floor]) {
+for (const target of [server, bare, floor, ...extra]) {
   target.child.kill('SIGTERM');
   await new Promise((r) => target.child.once('exit', r));
 }
 rmSync(dir, { recursive: true, force: true });
+if (backends.length > 0) {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${pgDatabase} WITH (FORCE)`);
+  await admin.end();
+}
 
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
+const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Measure;
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   '',
-  '| scenario | server req/s | floor req/s | ratio | server p50/p99 ms | floor p50/p99 ms | p99 ratio | non-2xx |',
-  '|---|---|---|---|---|---|---|---|',
-  ...rows.map(
-    ({ scenario, server: s, floor: f }) =>
-      `| ${scenario} | ${fixed(s.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(f.p99, 1), 2)} | ${s.non2xx + f.non2xx} |`,
-  ),
+  '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | non-2xx |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((row) => {
+    const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
+    return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${s.non2xx + b.non2xx + f.non2xx} |`;
+  }),
+  ...(extra.length
+    ? [
+        '',
+        `| scenario | sqlite req/s | ${extra.map((e) => `${e.name} req/s | ${e.name} / sqlite`).join(' | ')} |`,
+        `|---|---|${extra.map(() => '---|---|').join('')}`,
+        ...rows.map((row) => {
+          const base = m(row, 'server').reqPerSec;
+          return `| ${row.scenario} | ${fixed(base)} | ${extra.map((e) => `${fixed(m(row, e.name).reqPerSec)} | ${fixed(m(row, e.name).reqPerSec / base, 2)}`).join(' | ')} |`;
+        }),
+      ]
+    : []),
   '',
-  `cold start to first 200: server ${fixed(server.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
+  `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   `peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
@@ -156,7 +230,7 @@ const report = {
   },
   options: { connections, duration },
   rows,
-  coldStartMs: { server: server.coldStartMs, floor: floor.coldStartMs },
+  coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
 };
 const file = join(results, `${report.date.replace(/[:.]/g, '-')}.json`);

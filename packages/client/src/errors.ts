@@ -10,9 +10,9 @@ export type RateLimitState = {
   retryAfter?: number;
 };
 
-/** A failure answered by the service, with its Error body `{code, message, status}`. */
-export class AnimalStoreError extends Error {
-  override readonly name = 'AnimalStoreError';
+/** A failure answered by the service, with its Error body `{code, message, status}` (the contract's Error). */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
   constructor(
     /** The Error body's code; `unknown` when the response had no Error body. */
     readonly code: ErrorCode | 'unknown',
@@ -21,8 +21,28 @@ export class AnimalStoreError extends Error {
     /** The X-Request-Id of the failed request: quote it when reporting a problem. */
     readonly requestId: string | undefined,
     readonly rateLimit: RateLimitState | undefined,
+    /** Seconds to wait before retrying, on a 429 or 503 (the response's Retry-After). */
+    readonly retryAfter?: number,
   ) {
     super(message);
+  }
+}
+
+/** @deprecated Since 1.1.0: renamed {@link ApiError} (the contract's name for the Error body). */
+export const AnimalStoreError = ApiError;
+/** @deprecated Since 1.1.0: renamed {@link ApiError}. */
+export type AnimalStoreError = ApiError;
+
+/** The service could not be reached or did not answer in time: no Error body exists. */
+export class ConnectionError extends Error {
+  override readonly name = 'ConnectionError';
+  constructor(
+    /** `network`: no connection or it broke; `timeout`: the call's timeout passed; `aborted`: its signal. */
+    readonly reason: 'network' | 'timeout' | 'aborted',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
 }
 

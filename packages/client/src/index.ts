@@ -1,21 +1,21 @@
 // @animal-store/client: a typed client for the Animal Store API over openapi-fetch and the types generated
 // from the contract. Works wherever `fetch` does (Node 20+, browsers).
 import {
-  type ApiError,
   deprecatedOperations,
+  type ApiError as ErrorBody,
   type NewPet,
+  type operations,
   type Pet,
-  type PetStatus,
   type paths,
   servers,
 } from '@animal-store/spec';
 import createFetchClient from 'openapi-fetch';
-import { AnimalStoreError, type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
+import { ApiError, ConnectionError, type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
 import { defaultRetry, type RetryOptions, retryingFetch } from './retry.js';
 
 export type { NewPet, Pet, PetStatus } from '@animal-store/spec';
-export { AnimalStoreError, type RateLimitState } from './errors.js';
-export type { RetryOptions } from './retry.js';
+export { AnimalStoreError, ApiError, ConnectionError, type RateLimitState } from './errors.js';
+export type { RetryEvent, RetryOptions, RetryReason } from './retry.js';
 
 /** The production base URL from the contract (ends in /v1). */
 export const productionBaseUrl: string = servers.production;
@@ -45,7 +45,18 @@ export type ClientOptions = {
   headers?: Record<string, string>;
 };
 
-export type ListPetsQuery = { limit?: number; status?: PetStatus; cursor?: string };
+/** The query of listPets, as the contract defines it (`id`, `status`, `limit`, `cursor`). */
+export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>;
+
+/** Per call: cancel it, or bound how long it may take in all (retries and their waits included). */
+export type CallOptions = {
+  signal?: AbortSignal;
+  /** Milliseconds; past it the call fails with a ConnectionError whose reason is `timeout`. */
+  timeout?: number;
+};
+
+/** createPet's options: the Idempotency-Key (generated when absent) makes its retries safe. */
+export type CreateOptions = CallOptions & { idempotencyKey?: string };
 
 const warn = (notice: DeprecationNotice) => {
   const sunset = notice.sunset ? ` and will be removed on ${notice.sunset.toISOString().slice(0, 10)}` : '';
@@ -97,15 +108,48 @@ export function createClient(options: ClientOptions) {
   });
 
   function fail(response: Response, body: unknown): never {
-    const error = body as Partial<ApiError> | undefined;
+    const error = body as Partial<ErrorBody> | undefined;
     const known = typeof error?.code === 'string' && typeof error.message === 'string';
-    throw new AnimalStoreError(
-      known ? (error.code as ApiError['code']) : 'unknown',
+    throw new ApiError(
+      known ? (error.code as ErrorBody['code']) : 'unknown',
       known ? (error.message as string) : `HTTP ${response.status} ${response.statusText}`.trim(),
       response.status,
       response.headers.get('x-request-id') ?? undefined,
       rateLimitOf(response.headers),
+      retryAfterSeconds(response.headers),
     );
+  }
+
+  /** The call's signal: the caller's and its timeout, either of which ends it. */
+  const signalOf = ({ signal, timeout }: CallOptions = {}) => {
+    const signals = [signal, timeout === undefined ? undefined : AbortSignal.timeout(timeout)].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
+    return signals.length === 0 ? undefined : AbortSignal.any(signals);
+  };
+
+  /** Runs one call; what fetch throws becomes a ConnectionError (network, timeout or aborted). */
+  async function call<T>(
+    options: CallOptions | undefined,
+    run: (signal?: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const signal = signalOf(options);
+    try {
+      return await run(signal);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (signal?.aborted) {
+        const timedOut = (signal.reason as Error | undefined)?.name === 'TimeoutError';
+        throw new ConnectionError(
+          timedOut ? 'timeout' : 'aborted',
+          timedOut ? `No answer within ${options?.timeout} ms.` : 'The call was aborted.',
+          { cause: error },
+        );
+      }
+      throw new ConnectionError('network', `The service could not be reached: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
   }
 
   function notice(operation: string, response: Response) {
@@ -116,45 +160,75 @@ export function createClient(options: ClientOptions) {
     onDeprecation(found);
   }
 
-  async function listPetsPage(query: ListPetsQuery = {}): Promise<{ pets: Pet[]; nextCursor?: string }> {
-    const { data, error, response } = await api.GET('/pets', { params: { query } });
-    if (data === undefined) fail(response, error);
-    const cursor = nextCursor(response.headers);
-    return { pets: data, ...(cursor !== undefined && { nextCursor: cursor }) };
+  async function listPetsPage(
+    query: ListPetsQuery = {},
+    options?: CallOptions,
+  ): Promise<{ pets: Pet[]; nextCursor?: string }> {
+    return call(options, async (signal) => {
+      const { data, error, response } = await api.GET('/pets', {
+        params: { query },
+        ...(signal && { signal }),
+      });
+      if (data === undefined) fail(response, error);
+      const cursor = nextCursor(response.headers);
+      return { pets: data, ...(cursor !== undefined && { nextCursor: cursor }) };
+    });
   }
 
   return {
-    /** Up to `limit` animals (1-100, default 20) in ascending id order, optionally of one status. */
-    async listPets(query: ListPetsQuery = {}): Promise<Pet[]> {
-      return (await listPetsPage(query)).pets;
+    /**
+     * Up to `limit` animals (1-100, default 20) in ascending id order, optionally of one status; or, with
+     * `id` (1 to 100 ids), exactly those animals that exist.
+     */
+    async listPets(query: ListPetsQuery = {}, options?: CallOptions): Promise<Pet[]> {
+      return (await listPetsPage(query, options)).pets;
     },
     /** One page plus the cursor of the next one (absent on the last page). */
     listPetsPage,
     /** Every animal (of one status), following the service's `rel="next"` links page by page. */
-    async *listAllPets(query: Omit<ListPetsQuery, 'cursor'> = {}): AsyncGenerator<Pet> {
+    async *listAllPets(
+      query: Omit<ListPetsQuery, 'cursor' | 'id'> = {},
+      options?: CallOptions,
+    ): AsyncGenerator<Pet> {
       let cursor: string | undefined;
       do {
-        const page = await listPetsPage({ ...query, ...(cursor !== undefined && { cursor }) });
+        const page = await listPetsPage({ ...query, ...(cursor !== undefined && { cursor }) }, options);
         yield* page.pets;
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     },
-    /** Adds an animal; `status` defaults to `available`. Returns it with its assigned id. */
-    async createPet(pet: NewPet): Promise<Pet> {
-      const { data, error, response } = await api.POST('/pets', { body: pet });
-      if (data === undefined) fail(response, error);
-      return data;
+    /**
+     * Adds an animal; `status` defaults to `available`. Returns it with its assigned id. Every call sends an
+     * Idempotency-Key (yours, or a new UUID), the same on each retry, so that a retry after a lost answer
+     * or a 5xx never adds the animal twice.
+     */
+    async createPet(pet: NewPet, options: CreateOptions = {}): Promise<Pet> {
+      const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
+      return call(options, async (signal) => {
+        const { data, error, response } = await api.POST('/pets', {
+          body: pet,
+          params: { header: { 'Idempotency-Key': idempotencyKey } },
+          ...(signal && { signal }),
+        });
+        if (data === undefined) fail(response, error);
+        return data;
+      });
     },
     /**
      * Fetches one animal by id.
      * @deprecated Since 1.0.0; removed on 2030-12-05, after which the service answers 410 Gone.
-     * Use {@link listPets} (with the `status` filter) instead.
+     * Use {@link listPets} with `{ id: [petId] }` instead (its successor, since 1.1.0).
      */
-    async getPet(petId: number): Promise<Pet> {
-      const { data, error, response } = await api.GET('/pets/{petId}', { params: { path: { petId } } });
-      notice('getPet', response);
-      if (data === undefined) fail(response, error);
-      return data;
+    async getPet(petId: number, options?: CallOptions): Promise<Pet> {
+      return call(options, async (signal) => {
+        const { data, error, response } = await api.GET('/pets/{petId}', {
+          params: { path: { petId } },
+          ...(signal && { signal }),
+        });
+        notice('getPet', response);
+        if (data === undefined) fail(response, error);
+        return data;
+      });
     },
     /** The rate-limit state of the last response received, if it carried one. */
     get rateLimit(): RateLimitState | undefined {

@@ -1,36 +1,68 @@
-// Retries for 429 (and, for GET only, network errors): exponential backoff with full jitter, never sooner
-// than Retry-After, bounded by attempts and total wait. It lives in the `fetch` given to openapi-fetch,
-// because a Request cannot be re-sent from its middleware: each attempt sends a fresh clone.
-// Written by hand (about thirty lines): the retry libraries we looked at (p-retry, exponential-backoff)
-// neither take a server's Retry-After as the floor of a wait nor budget the total time waited.
+// Retries with exponential backoff and full jitter, never sooner than Retry-After, bounded by attempts,
+// by the longest single wait (maxRetryDelayMs) and by the total wait. What is retried:
+// - 429, for every request (nothing was done);
+// - network errors and 502/503/504, for GET, and for POST only when it carries an Idempotency-Key (the
+//   service then replays instead of creating twice).
+// It lives in the `fetch` given to openapi-fetch, because a Request cannot be re-sent from its middleware:
+// each attempt sends a fresh clone. Written by hand (about fifty lines): the retry libraries we looked at
+// (p-retry, exponential-backoff) neither take a server's Retry-After as the floor of a wait nor budget the
+// total time waited.
+
+export type RetryReason = 'rate_limited' | 'unavailable' | 'network';
+export type RetryEvent = { attempt: number; delayMs: number; reason: RetryReason };
 
 export type RetryOptions = {
   /** Attempts in all, the first included (default 4; 1 disables retries). */
   maxAttempts: number;
   /** Longest total time spent waiting between attempts, in ms (default 60 s). */
   maxTotalWaitMs: number;
+  /**
+   * Longest single wait, in ms (default 10 s): when Retry-After asks for more, the call fails at once with
+   * the 429 (its `retryAfter` says how long) instead of blocking.
+   */
+  maxRetryDelayMs: number;
   /** First backoff ceiling, doubled on each attempt (default 500 ms)... */
   baseDelayMs: number;
   /** ...up to this ceiling (default 30 s). */
   maxDelayMs: number;
   /** Source of jitter in [0, 1) (default Math.random). */
   random: () => number;
-  /** How to wait (default setTimeout); tests pass a fake clock. */
-  sleep: (ms: number) => Promise<void>;
+  /** How to wait (default setTimeout, cut short by the call's signal); tests pass a fake clock. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Called before each retry. */
+  onRetry?: (event: RetryEvent) => void;
 };
+
+const abortableSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 
 export const defaultRetry: RetryOptions = {
   maxAttempts: 4,
   maxTotalWaitMs: 60_000,
+  maxRetryDelayMs: 10_000,
   baseDelayMs: 500,
   maxDelayMs: 30_000,
   random: Math.random,
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep: abortableSleep,
 };
 
 /** Full jitter: a uniform wait between 0 and the exponential ceiling of this attempt. */
 export const backoff = (attempt: number, o: RetryOptions) =>
   Math.floor(o.random() * Math.min(o.maxDelayMs, o.baseDelayMs * 2 ** (attempt - 1)));
+
+/** Whether a failure of this request may be retried without doing its work twice. */
+const safeToRepeat = (request: Request) => request.method === 'GET' || request.headers.has('idempotency-key');
 
 export function retryingFetch(
   send: (request: Request) => Promise<Response>,
@@ -40,29 +72,35 @@ export function retryingFetch(
   return async (request) => {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
-      let response: Response;
+      let response: Response | undefined;
+      let failure: unknown;
       try {
         response = await send(request.clone());
       } catch (error) {
-        // Network errors are retried for GET only: a POST may have been applied.
-        const delay = backoff(attempt, options);
-        if (
-          request.method !== 'GET' ||
-          attempt >= options.maxAttempts ||
-          waited + delay > options.maxTotalWaitMs
-        ) {
-          throw error;
-        }
-        await options.sleep(delay);
-        waited += delay;
-        continue;
+        if (request.signal.aborted) throw error; // the caller's abort or timeout: never retried
+        failure = error;
       }
-      if (response.status !== 429 || attempt >= options.maxAttempts) return response;
-      const delay = Math.max(retryAfterMs(response), backoff(attempt, options));
-      // A long ban (or any wait past the budget) is not waited out: the caller gets the 429.
-      if (waited + delay > options.maxTotalWaitMs) return response;
-      await response.body?.cancel();
-      await options.sleep(delay);
+      const reason: RetryReason | undefined =
+        response === undefined
+          ? 'network'
+          : response.status === 429
+            ? 'rate_limited'
+            : [502, 503, 504].includes(response.status)
+              ? 'unavailable'
+              : undefined;
+      const give = () => {
+        if (response) return response;
+        throw failure;
+      };
+      if (reason === undefined || attempt >= options.maxAttempts) return give();
+      if (reason !== 'rate_limited' && !safeToRepeat(request)) return give();
+      const floor = response ? retryAfterMs(response) : 0;
+      const delay = Math.max(floor, backoff(attempt, options));
+      // A long Retry-After (a ban, a spent day) or a wait past the budget is not waited out.
+      if (floor > options.maxRetryDelayMs || waited + delay > options.maxTotalWaitMs) return give();
+      await response?.body?.cancel();
+      options.onRetry?.({ attempt, delayMs: delay, reason });
+      await options.sleep(delay, request.signal);
       waited += delay;
     }
   };

@@ -1,5 +1,5 @@
 // The typed client against an independent implementation of the contract: `prism mock`.
-import { AnimalStoreError, createClient, type DeprecationNotice } from '@animal-store/client';
+import { ApiError, createClient, type DeprecationNotice } from '@animal-store/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prismMock, type Running } from './processes.js';
 
@@ -40,8 +40,8 @@ const failure = async (promise: Promise<unknown>) => {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(AnimalStoreError);
-  return error as AnimalStoreError;
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
 };
 
 describe('client against prism mock: success paths', () => {
@@ -80,7 +80,7 @@ describe('client against prism mock: success paths', () => {
         operation: 'getPet',
         deprecation: true,
         sunset: new Date('2030-12-05T00:00:00Z'),
-        successor: '/v1/pets',
+        successor: '/v1/pets?id=42',
       },
     ]);
   });
@@ -123,7 +123,7 @@ describe('client against prism mock: error paths', () => {
 
 describe('client retries on 429 (fake clock)', () => {
   it('retries up to maxAttempts, never sooner than Retry-After, then throws rate_limited', async () => {
-    const { api, clock, requests } = client({ prefer: 'code=429' });
+    const { api, clock, requests } = client({ prefer: 'code=429', retry: { maxRetryDelayMs: 60_000 } });
     const error = await failure(api.listPets());
     expect(error).toMatchObject({
       status: 429,
@@ -142,6 +142,7 @@ describe('client retries on 429 (fake clock)', () => {
         maxDelayMs: 100_000,
         random: () => 0.99,
         maxTotalWaitMs: 1_000_000,
+        maxRetryDelayMs: 60_000,
         maxAttempts: 5,
       },
     });
@@ -151,19 +152,35 @@ describe('client retries on 429 (fake clock)', () => {
   });
 
   it('stops when the next wait would exceed the total budget', async () => {
-    const { api, clock, requests } = client({ prefer: 'code=429', retry: { maxTotalWaitMs: 20_000 } });
+    const { api, clock, requests } = client({
+      prefer: 'code=429',
+      retry: { maxTotalWaitMs: 20_000, maxRetryDelayMs: 60_000 },
+    });
     await failure(api.createPet({ name: 'Rex', categoryId: 1 }));
     expect(requests).toHaveLength(2);
     expect(clock.waits).toEqual([17_000]);
   });
 
-  it('retries network errors for GET only', async () => {
+  it('does not block on a Retry-After past maxRetryDelayMs (10 s by default): the 429 comes back at once', async () => {
+    const { api, clock, requests } = client({ prefer: 'code=429' });
+    const error = await failure(api.listPets());
+    expect(error.retryAfter).toBe(17);
+    expect(requests).toHaveLength(1);
+    expect(clock.waits).toEqual([]);
+  });
+
+  it('retries network errors for GET, and for createPet with the same Idempotency-Key each time', async () => {
     const closed = 'http://127.0.0.1:9'; // the discard port: nothing listens there
     const get = client({ baseUrl: closed });
-    await expect(get.api.listPets()).rejects.toThrow();
+    await expect(get.api.listPets()).rejects.toMatchObject({ name: 'ConnectionError', reason: 'network' });
     expect(get.requests).toHaveLength(4);
     const post = client({ baseUrl: closed });
-    await expect(post.api.createPet({ name: 'Rex', categoryId: 1 })).rejects.toThrow();
-    expect(post.requests).toHaveLength(1);
+    await expect(post.api.createPet({ name: 'Rex', categoryId: 1 })).rejects.toMatchObject({
+      reason: 'network',
+    });
+    expect(post.requests).toHaveLength(4);
+    const keys = new Set(post.requests.map((r) => r.headers.get('idempotency-key')));
+    expect(keys.size).toBe(1);
+    expect([...keys][0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -4,12 +4,13 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKey, type Running, server, tempDatabase } from './processes.js';
 
 const run = promisify(execFile);
-const workspace = (path: string) => new URL(`../../../${path}`, import.meta.url).pathname;
+const workspace = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 const project = mkdtempSync(join(tmpdir(), 'animal-store-consumer-'));
 let live: Running | undefined;
 afterAll(async () => {
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 const consumer = `
-import { AnimalStoreError, createClient, type Pet, productionBaseUrl } from '@animal-store/client';
+import { ApiError, createClient, type Pet, productionBaseUrl } from '@animal-store/client';
 
 const client = createClient({ baseUrl: process.env.BASE_URL as string, apiKey: process.env.API_KEY as string });
 const created: Pet = await client.createPet({ name: 'Consumer', categoryId: 3 });
@@ -27,7 +28,7 @@ let code = '';
 try {
   await client.createPet({ name: '', categoryId: 1 });
 } catch (error) {
-  if (error instanceof AnimalStoreError) code = error.code;
+  if (error instanceof ApiError) code = error.code;
 }
 // Compile-time only (never called): the types come from the contract.
 export const typeChecks = () => [

@@ -1,35 +1,28 @@
-// Real processes for the contract tests: Prism (mock or validating proxy) and the built server, each on a
-// free loopback port, always stopped.
-import { execFile } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { bundledSpecPath } from '@animal-store/spec/files';
-import { spawnUntilReady } from '@animal-store/test-support';
+import {
+  freePort,
+  createKey as makeKey,
+  spawnUntilReady,
+  startServerProcess,
+  tempDatabase as tempDatabaseIn,
+} from '@animal-store/test-support';
 
-const bin = (name: string) => new URL(`../node_modules/.bin/${name}`, import.meta.url).pathname;
-const serverDist = new URL('../node_modules/@animal-store/server/dist/', import.meta.url).pathname;
+const require = createRequire(import.meta.url);
+/** Prism's command-line entry, found through package resolution. */
+const prism = join(dirname(require.resolve('@stoplight/prism-cli/package.json')), 'dist/index.js');
+/** The built server package this workspace depends on (its dist folder). */
+const serverDist = dirname(require.resolve('@animal-store/server'));
 
 export type Running = { url: string; output: () => string; stop: () => Promise<unknown> };
-
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as { port: number };
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 /** `prism mock` of the bundled contract. Prism ignores `servers`: paths are served at the root. */
 export async function prismMock(): Promise<Running> {
   const port = await freePort();
   const p = await spawnUntilReady(
-    bin('prism'),
-    ['mock', bundledSpecPath, '-h', '127.0.0.1', '-p', String(port)],
+    process.execPath,
+    [prism, 'mock', bundledSpecPath, '-h', '127.0.0.1', '-p', String(port)],
     { env: process.env, ready: /Prism is listening/ },
   );
   return { url: `http://127.0.0.1:${port}`, output: p.output, stop: p.stop };
@@ -42,8 +35,9 @@ export async function prismMock(): Promise<Running> {
 export async function prismProxy(upstream: string): Promise<Running> {
   const port = await freePort();
   const p = await spawnUntilReady(
-    bin('prism'),
+    process.execPath,
     [
+      prism,
       'proxy',
       bundledSpecPath,
       upstream,
@@ -59,28 +53,12 @@ export async function prismProxy(upstream: string): Promise<Running> {
   return { url: `http://127.0.0.1:${port}`, output: p.output, stop: p.stop };
 }
 
-export const tempDatabase = () => join(mkdtempSync(join(tmpdir(), 'animal-store-contract-')), 'store.db');
+export const tempDatabase = () => tempDatabaseIn('animal-store-contract-');
 
-/** The built server with its own database; `keys` runs the key command on the same database. */
-export async function server(
-  databasePath = tempDatabase(),
-  env: Record<string, string> = {},
-): Promise<Running> {
-  const p = await spawnUntilReady(process.execPath, [join(serverDist, 'main.js')], {
-    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: databasePath, NODE_ENV: 'production', ...env },
-    ready: /"msg":"listening"/,
-  });
-  const url = /"url":"(http:[^"]+)"/.exec(p.output())?.[1] as string;
-  return { url, output: p.output, stop: p.stop };
-}
+/** The built server with its own database, in production mode. */
+export const server = (databasePath = tempDatabase(), env: Record<string, string> = {}): Promise<Running> =>
+  startServerProcess(serverDist, { DATABASE_URL: databasePath, NODE_ENV: 'production', ...env });
 
-export async function createKey(databasePath: string, ...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [join(serverDist, 'cli/keys.js'), 'create', '--json', ...args],
-    {
-      env: { PATH: process.env.PATH, DATABASE_URL: databasePath },
-    },
-  );
-  return (JSON.parse(stdout) as { key: string }).key;
-}
+/** A new key on the database, made by the key command. */
+export const createKey = async (databasePath: string, ...args: string[]): Promise<string> =>
+  (await makeKey(serverDist, { DATABASE_URL: databasePath }, ...args)).key;

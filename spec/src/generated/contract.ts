@@ -1,6 +1,6 @@
 // Generated from openapi/ by scripts/generate.ts. Do not edit: run `pnpm generate`.
 
-export const interfaceVersion = "1.0.0" as const;
+export const interfaceVersion = "1.1.0" as const;
 
 export const servers = {
   "production": "https://api.animal-store.example/v1",
@@ -16,7 +16,8 @@ export const deprecatedOperations = [
     "sunset": "2030-12-05T00:00:00Z",
     "replacement": {
       "operationId": "listPets",
-      "path": "/pets"
+      "path": "/pets",
+      "target": "/pets?id={petId}"
     }
   }
 ] as const;
@@ -26,16 +27,51 @@ export const errorCodes = [
   "unauthorized",
   "not_found",
   "method_not_allowed",
+  "request_timeout",
+  "idempotency_in_progress",
   "gone",
   "payload_too_large",
   "unsupported_media_type",
+  "expectation_failed",
+  "idempotency_key_reused",
   "rate_limited",
   "temporarily_banned",
-  "internal_error"
+  "header_fields_too_large",
+  "internal_error",
+  "not_implemented",
+  "service_unavailable"
 ] as const;
+
+export const errorStatuses = {
+  "invalid_request": 400,
+  "unauthorized": 401,
+  "not_found": 404,
+  "method_not_allowed": 405,
+  "request_timeout": 408,
+  "idempotency_in_progress": 409,
+  "gone": 410,
+  "payload_too_large": 413,
+  "unsupported_media_type": 415,
+  "expectation_failed": 417,
+  "idempotency_key_reused": 422,
+  "rate_limited": 429,
+  "temporarily_banned": 429,
+  "header_fields_too_large": 431,
+  "internal_error": 500,
+  "not_implemented": 501,
+  "service_unavailable": 503
+} as const;
 
 export const petStatuses = [
   "available",
   "pending",
   "sold"
 ] as const;
+
+export const requestBodyLimit = 16384 as const;
+
+export const pageSize = {
+  "default": 20,
+  "minimum": 1,
+  "maximum": 100
+} as const;

@@ -13,7 +13,8 @@ export interface paths {
         };
         /**
          * List animals
-         * @description Returns up to `limit` animals in ascending `id` order, optionally only those with one `status`.
+         * @description Returns up to `limit` animals in ascending `id` order, optionally only those with one `status`, or
+         *     exactly the animals named by `id` (the successor of `GET /pets/{petId}`).
          *     The body is a plain JSON array. When more animals exist after this page, the response carries
          *     `Link: <...>; rel="next"` (RFC 8288) whose target repeats `limit` and `status` and adds an opaque
          *     `cursor`; the last page has no such link.
@@ -22,8 +23,8 @@ export interface paths {
         put?: never;
         /**
          * Add an animal
-         * @description Adds an animal and returns it with its assigned `id`. `status` defaults to `available`.
-         *     A rejected request adds nothing.
+         * @description Adds an animal and returns it with its assigned `id` and its address in `Location`. `status` defaults
+         *     to `available`. A rejected request adds nothing. Send an `Idempotency-Key` to make retries safe.
          */
         post: operations["createPet"];
         delete?: never;
@@ -45,8 +46,9 @@ export interface paths {
          * @description Returns one animal by identifier.
          *
          *     **Deprecated**: removed on 5 December 2030 (`x-sunset`). Every response carries `Deprecation`,
-         *     `Sunset` and `Link: <...>; rel="successor-version"`; from the sunset instant on, the operation
-         *     answers `410` with code `gone`. Use `GET /pets` with the `status` filter instead.
+         *     `Sunset` and `Link: </v1/pets?id=<petId>>; rel="successor-version"`; from the sunset instant on, the
+         *     operation answers `410` with code `gone`. Use `GET /pets?id=<petId>` instead: the same animal, in a
+         *     one-element array (empty when it does not exist).
          */
         get: operations["getPet"];
         put?: never;
@@ -71,7 +73,9 @@ export interface components {
         PetStatus: "available" | "pending" | "sold";
         /**
          * @description The animal's name: 1 to 100 characters (Unicode code points), no control characters, and no
-         *     leading or trailing whitespace. Stored and returned exactly as sent.
+         *     leading or trailing whitespace. Stored and returned exactly as sent. A name holding a lone
+         *     surrogate (a JSON escape such as `\ud800` that is not half of a pair names no character and has
+         *     no UTF-8 form) is a `400` naming `body.name`; so is a body that is not valid UTF-8.
          * @example Rex
          */
         name: string;
@@ -131,12 +135,19 @@ export interface components {
          *     | `unauthorized` | 401 | API key missing, malformed, unknown or revoked |
          *     | `not_found` | 404 | no animal with that id, or no such route |
          *     | `method_not_allowed` | 405 | the path exists but not with this method (see `Allow`) |
+         *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
+         *     | `idempotency_in_progress` | 409 | a request with the same `Idempotency-Key` is still being processed |
          *     | `gone` | 410 | the operation has been removed (its sunset has passed) |
-         *     | `payload_too_large` | 413 | request body over 16 KiB |
-         *     | `unsupported_media_type` | 415 | request body that is not `application/json` |
+         *     | `payload_too_large` | 413 | request body over 16 KiB (answered from `Content-Length` alone, before the body is read) |
+         *     | `unsupported_media_type` | 415 | request body that is not `application/json` in UTF-8 |
+         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with a different body within 24 hours |
+         *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `rate_limited` | 429 | a rate-limit window is exhausted (see `Retry-After`) |
          *     | `temporarily_banned` | 429 | the key kept sending while limited and is banned for a while (see `Retry-After`) |
+         *     | `header_fields_too_large` | 431 | the request's header section is over 16 KiB |
          *     | `internal_error` | 500 | an unexpected failure; the message is generic, the request id identifies it in the logs |
+         *     | `not_implemented` | 501 | a method the service does not know at all (not one of HTTP's registered methods) |
+         *     | `service_unavailable` | 503 | the store is unreachable or busy for now (see `Retry-After`); nothing was changed |
          *
          *     New codes may be added in a minor version of the interface; clients should treat an unknown code by
          *     its `status`.
@@ -148,10 +159,11 @@ export interface components {
          */
         Error: {
             /**
-             * @description Machine-readable error code (see the table above).
+             * @description Machine-readable error code (see the table above). An open set: a minor version may add codes, and
+             *     clients treat a code they do not know by its `status`.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "gone" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "temporarily_banned" | "internal_error";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description. Never contains secrets or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -169,7 +181,9 @@ export interface components {
         NewPet: {
             /**
              * @description The animal's name: 1 to 100 characters (Unicode code points), no control characters, and no
-             *     leading or trailing whitespace. Stored and returned exactly as sent.
+             *     leading or trailing whitespace. Stored and returned exactly as sent. A name holding a lone
+             *     surrogate (a JSON escape such as `\ud800` that is not half of a pair names no character and has
+             *     no UTF-8 form) is a `400` naming `body.name`; so is a body that is not valid UTF-8.
              * @example Rex
              */
             name: string;
@@ -276,6 +290,50 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The store is unreachable or busy for now (the service keeps running and recovers by itself when the
+         *     store returns). Nothing was changed; retry after `Retry-After` seconds. The rate-limit headers are absent:
+         *     the request could not be counted.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "service_unavailable",
+                 *       "message": "The store is unavailable for now; nothing was changed. Retry later.",
+                 *       "status": 503
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still being processed. Nothing was added; retry after it has finished. */
+        Conflict: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_in_progress",
+                 *       "message": "A request with this Idempotency-Key is still being processed; retry later.",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request body is larger than 16 KiB. Nothing is changed. */
         PayloadTooLarge: {
             headers: {
@@ -320,6 +378,78 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The `Idempotency-Key` was used within 24 hours with a different body. Nothing was added; use a new key for a new animal. */
+        UnprocessableContent: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "This Idempotency-Key was used with a different request body.",
+                 *       "status": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No animal has this identifier. */
+        PetNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["SuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "Pet 42 was not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The operation was removed at its sunset (5 December 2030). Use `GET /pets?id=<petId>` instead. */
+        Gone: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["SuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "gone",
+                 *       "message": "GET /pets/{petId} was removed on 2030-12-05; use GET /pets?id=42 instead.",
+                 *       "status": 410
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -335,10 +465,34 @@ export interface components {
         /**
          * @description Opaque position in the list, taken from the `Link: <...>; rel="next"` header of a previous page. It is
          *     bound to the `status` filter of that page: sending it with another `status` (or an altered cursor) is a
-         *     `400`. Clients that do not paginate never need it.
-         * @example WzIwLG51bGxd.c2FtcGxlLXNpZ25hdHVyZQ
+         *     `400`. Opaque: never built by clients, only taken from `Link`; clients that do not paginate never need
+         *     it (so it has no example a tool could send).
          */
         Cursor: string;
+        /**
+         * @description Only return the animals with these identifiers, repeated for several: `?id=1&id=7` (1 to 100 ids; each
+         *     a decimal integer from 1 to 9223372036854775807, as for `petId`). Unknown ids are simply absent from
+         *     the result, duplicates count once, and `status` may be combined with it. The result holds every match
+         *     in ascending `id` order, so `limit` and `cursor` do not apply and are refused (`400`) together with it.
+         *     This is the successor of `GET /pets/{petId}`: `GET /pets?id=42`.
+         * @example [
+         *       42
+         *     ]
+         */
+        Id: number[];
+        /**
+         * @description Makes a retried create safe (draft-ietf-httpapi-idempotency-key-header): 1 to 255 printable ASCII
+         *     characters chosen by the client, a new one per animal to add (a UUID does). Within 24 hours, for the
+         *     same API key:
+         *     - the same key with the same body answers the original response again (same status, body and `id`)
+         *       with `Idempotent-Replayed: true`, and adds nothing;
+         *     - the same key with a different body is a `422` (`idempotency_key_reused`);
+         *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`).
+         *     Keys are scoped to the API key that sent them and forgotten after 24 hours. Replays count against the
+         *     rate limit like any request.
+         * @example 8e0f3c9a-2b1d-4c6e-9f7a-5d3b2a1c0e9f
+         */
+        IdempotencyKey: string;
         /**
          * @description Identifier of the animal to retrieve: a decimal integer from 1 to 9223372036854775807. Anything else
          *     (not an integer, zero, negative, or beyond int64) is a `400`; a valid identifier that matches no animal
@@ -399,6 +553,17 @@ export interface components {
          */
         "Retry-After": number;
         /**
+         * @description Where the created animal can be read (RFC 9110): `GET /pets?id=<id>` under the base path.
+         * @example /v1/pets?id=42
+         */
+        Location: string;
+        /**
+         * @description `true` when this response is the replay of an earlier one with the same `Idempotency-Key`: no animal
+         *     was added by this request.
+         * @example true
+         */
+        "Idempotent-Replayed": "true";
+        /**
          * @description When the operation was deprecated, as an RFC 9745 structured date (`@` + Unix seconds).
          * @example @1795305600
          */
@@ -409,8 +574,10 @@ export interface components {
          */
         Sunset: string;
         /**
-         * @description RFC 8288 link to the replacement of this deprecated operation (`rel="successor-version"`).
-         * @example </v1/pets>; rel="successor-version"
+         * @description RFC 8288 link to the exact replacement of this deprecated operation (`rel="successor-version"`):
+         *     `GET /pets?id=<petId>` returns the same animal, in a one-element array (an empty one when it does not
+         *     exist).
+         * @example </v1/pets?id=42>; rel="successor-version"
          */
         SuccessorLink: string;
     };
@@ -434,10 +601,21 @@ export interface operations {
                 /**
                  * @description Opaque position in the list, taken from the `Link: <...>; rel="next"` header of a previous page. It is
                  *     bound to the `status` filter of that page: sending it with another `status` (or an altered cursor) is a
-                 *     `400`. Clients that do not paginate never need it.
-                 * @example WzIwLG51bGxd.c2FtcGxlLXNpZ25hdHVyZQ
+                 *     `400`. Opaque: never built by clients, only taken from `Link`; clients that do not paginate never need
+                 *     it (so it has no example a tool could send).
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only return the animals with these identifiers, repeated for several: `?id=1&id=7` (1 to 100 ids; each
+                 *     a decimal integer from 1 to 9223372036854775807, as for `petId`). Unknown ids are simply absent from
+                 *     the result, duplicates count once, and `status` may be combined with it. The result holds every match
+                 *     in ascending `id` order, so `limit` and `cursor` do not apply and are refused (`400`) together with it.
+                 *     This is the successor of `GET /pets/{petId}`: `GET /pets?id=42`.
+                 * @example [
+                 *       42
+                 *     ]
+                 */
+                id?: components["parameters"]["Id"];
             };
             header?: never;
             path?: never;
@@ -481,12 +659,27 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retried create safe (draft-ietf-httpapi-idempotency-key-header): 1 to 255 printable ASCII
+                 *     characters chosen by the client, a new one per animal to add (a UUID does). Within 24 hours, for the
+                 *     same API key:
+                 *     - the same key with the same body answers the original response again (same status, body and `id`)
+                 *       with `Idempotent-Replayed: true`, and adds nothing;
+                 *     - the same key with a different body is a `422` (`idempotency_key_reused`);
+                 *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`).
+                 *     Keys are scoped to the API key that sent them and forgotten after 24 hours. Replays count against the
+                 *     rate limit like any request.
+                 * @example 8e0f3c9a-2b1d-4c6e-9f7a-5d3b2a1c0e9f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -512,6 +705,8 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -528,10 +723,13 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPet: {
@@ -579,58 +777,11 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description No animal has this identifier. */
-            404: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["SuccessorLink"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "not_found",
-                     *       "message": "Pet 42 was not found.",
-                     *       "status": 404
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The operation was removed at its sunset (5 December 2030). Use `GET /pets` instead. */
-            410: {
-                headers: {
-                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
-                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
-                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    Link: components["headers"]["SuccessorLink"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "code": "gone",
-                     *       "message": "GET /pets/{petId} was removed on 2030-12-05; use GET /pets instead.",
-                     *       "status": 410
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["PetNotFound"];
+            410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -1,19 +1,43 @@
-#!/usr/bin/env node
-// The operators' key command: create, list and revoke API keys in the server's database
-// (same DATABASE_URL as the server). Arguments parsed by commander.
+// The operators' key command: create, list, revoke, rotate and unban API keys in the server's store
+// (same DATABASE_URL, and REDIS_URL for bans, as the server). Arguments parsed by commander.
+import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
-import { planNames } from '../limits/plans.js';
-import { openDatabase } from '../store/database.js';
-import { type ApiKey, createKeyStore } from '../store/keys.js';
+import { createRateLimiter } from '../limits/policy.js';
+import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
+import { openBackend } from '../store/open.js';
+import { StoreOpenError } from '../store/open-error.js';
+import type { ApiKey } from '../store/store.js';
 
 const positive = (value: string) => {
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a positive integer');
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new InvalidArgumentError('must be a positive integer');
+  }
   return n;
 };
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
-const keyStore = () => createKeyStore(openDatabase(loadConfig().databasePath));
+/**
+ * The store of DATABASE_URL (any engine) and the limiter of its counters (bans). Every command but
+ * `create` works on an existing store only: a mistyped path must not create an empty database.
+ */
+const openStore = async (mustExist = true) => {
+  const { database, redis, limits } = loadConfig();
+  if (
+    mustExist &&
+    database.engine === 'sqlite' &&
+    database.path !== ':memory:' &&
+    !existsSync(database.path)
+  ) {
+    throw new StoreOpenError(
+      `DATABASE_URL: there is no database at ${database.path}; check the path (keys create makes a new one).`,
+    );
+  }
+  const backend = await openBackend(database, redis, pino({ level: 'silent' }));
+  const limiter = createRateLimiter(backend.counters, limits);
+  return { keys: backend.store.keys, limiter, close: () => backend.close() };
+};
 const describe = (k: ApiKey) => ({
   id: k.id,
   plan: k.plan,
@@ -22,6 +46,7 @@ const describe = (k: ApiKey) => ({
   label: k.label,
   createdAt: k.createdAt,
   revokedAt: k.revokedAt,
+  lastUsedAt: k.lastUsedAt,
 });
 
 const program = new Command('keys').description('Manage Animal Store API keys (uses DATABASE_URL)');
@@ -37,32 +62,15 @@ program
   .option('--label <text>', 'a note for operators, e.g. who holds the key')
   .option('--json', 'print one JSON object')
   .action(
-    (options: {
-      plan: ApiKey['plan'];
-      perMinute?: number;
-      perDay?: number;
-      label?: string;
-      json?: boolean;
-    }) => {
-      const custom = options.perMinute !== undefined || options.perDay !== undefined;
-      if (
-        options.plan === 'enterprise' &&
-        (options.perMinute === undefined || options.perDay === undefined)
-      ) {
-        program.error('error: enterprise keys need --per-minute and --per-day');
-      }
-      if (options.plan !== 'enterprise' && custom) {
-        program.error(
-          `error: --per-minute and --per-day apply to enterprise keys only; ${options.plan} has fixed limits`,
-        );
-      }
-      const created = keyStore().create({
+    async (options: { plan: Plan; perMinute?: number; perDay?: number; label?: string; json?: boolean }) => {
+      const quota = quotaFor(options.plan, { perMinute: options.perMinute, perDay: options.perDay });
+      const store = await openStore(false);
+      const created = await store.keys.create({
         plan: options.plan,
-        ...(options.plan === 'enterprise' && {
-          quota: { perMinute: options.perMinute as number, perDay: options.perDay as number },
-        }),
+        quota,
         ...(options.label !== undefined && { label: options.label }),
       });
+      await store.close();
       if (options.json) return out(JSON.stringify({ ...describe(created), key: created.key }));
       out(
         `Created key ${created.id} (${created.plan}: ${created.quota.perMinute}/min, ${created.quota.perDay}/day).`,
@@ -73,16 +81,28 @@ program
 
 program
   .command('list')
-  .description('list keys (never their secrets)')
+  .description('list keys (never their secrets): plan, limits, label, created, revoked, last used, ban')
   .option('--json', 'print a JSON array')
-  .action((options: { json?: boolean }) => {
-    const keys = keyStore().list().map(describe);
+  .action(async (options: { json?: boolean }) => {
+    const store = await openStore();
+    const keys = await Promise.all(
+      (await store.keys.list()).map(async (k) => {
+        const banMs = k.revokedAt ? 0 : await store.limiter.banRemaining(k.id);
+        return { ...describe(k), bannedUntil: banMs > 0 ? new Date(Date.now() + banMs).toISOString() : null };
+      }),
+    );
+    await store.close();
     if (options.json) return out(JSON.stringify(keys));
     if (keys.length === 0) return out('No keys.');
     for (const k of keys) {
-      const state = k.revokedAt ? `revoked ${k.revokedAt}` : 'active';
+      const state = k.revokedAt
+        ? `revoked ${k.revokedAt}`
+        : k.bannedUntil
+          ? `banned until ${k.bannedUntil}`
+          : 'active';
+      const used = k.lastUsedAt ? `last used ${k.lastUsedAt}` : 'never used';
       out(
-        `${k.id}  ${k.plan.padEnd(10)} ${k.perMinute}/min ${k.perDay}/day  ${state}  ${k.label ?? ''}`.trimEnd(),
+        `${k.id}  ${k.plan.padEnd(10)} ${k.perMinute}/min ${k.perDay}/day  created ${k.createdAt}  ${state}  ${used}  ${k.label ?? ''}`.trimEnd(),
       );
     }
   });
@@ -91,15 +111,54 @@ program
   .command('revoke')
   .description('revoke a key: it is refused from the next request on')
   .argument('<id>', 'the key id shown by `keys list`')
-  .action((id: string) => {
-    if (!keyStore().revoke(id)) program.error(`error: no active key with id ${id}`);
+  .action(async (id: string) => {
+    const store = await openStore();
+    const revoked = await store.keys.revoke(id);
+    await store.close();
+    if (!revoked) program.error(`error: no active key with id ${id}`);
     out(`Revoked key ${id}.`);
   });
 
+program
+  .command('unban')
+  .description('end a temporary ban now (every instance stops refusing the key within 5 seconds)')
+  .argument('<id>', 'the key id shown by `keys list`')
+  .action(async (id: string) => {
+    const store = await openStore();
+    const known = (await store.keys.list()).some((k) => k.id === id);
+    if (known) await store.limiter.unban(id);
+    await store.close();
+    if (!known) program.error(`error: no key with id ${id}`);
+    out(`Unbanned key ${id}.`);
+  });
+
+program
+  .command('rotate')
+  .description('give a key a new secret (same id, plan and limits) and print it once')
+  .argument('<id>', 'the key id shown by `keys list`')
+  .option(
+    '--grace-seconds <n>',
+    'how long the old secret keeps working (default 0: revoked at once)',
+    positive,
+  )
+  .option('--json', 'print one JSON object')
+  .action(async (id: string, options: { graceSeconds?: number; json?: boolean }) => {
+    const store = await openStore();
+    const key = await store.keys.rotate(id, options.graceSeconds ?? 0);
+    await store.close();
+    if (!key) program.error(`error: no active key with id ${id}`);
+    const grace = options.graceSeconds ? `for ${options.graceSeconds} seconds` : 'no longer';
+    if (options.json)
+      return out(JSON.stringify({ id, key, previousValidForSeconds: options.graceSeconds ?? 0 }));
+    out(`Rotated key ${id}; the old secret works ${grace}.`);
+    out(`API key, shown only now:\n\n  ${key}\n`);
+  });
+
 try {
-  program.parse();
+  await program.parseAsync();
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
+  if (error instanceof QuotaError) program.error(`error: ${error.message}`);
+  if (!(error instanceof ConfigError || error instanceof StoreOpenError)) throw error;
   process.stderr.write(`${error.message}\n`);
   process.exit(2);
 }

@@ -2,11 +2,13 @@
 // into the Error shape. No HTML, no stack trace, no internal detail ever reaches a client.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { codeForStatus, Problem, sendProblem } from './problem.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
+import { codeForStatus, HttpError, sendError } from './http-error.js';
 
 type Failure = Error & {
   status?: number;
   type?: string;
+  body?: unknown;
   headers?: Record<string, string>;
   errors?: { path: string; message: string }[];
 };
@@ -22,23 +24,55 @@ const describe = (errors: { path: string; message: string }[]) =>
     )
     .join('; ');
 
-function toProblem(error: Failure): Problem {
-  if (error instanceof Problem) return error;
+const isJson = (text: unknown) => {
+  try {
+    JSON.parse(String(text));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** SQLite's "try again" answers, when another process holds the write lock past the busy timeout. */
+const busy = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED']);
+
+function toHttpError(error: Failure): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof StoreUnavailableError || busy.has((error as { code?: string }).code ?? '')) {
+    return new HttpError(
+      503,
+      'The store is unavailable for now; nothing was changed. Retry later.',
+      'service_unavailable',
+      {
+        'Retry-After': '5',
+      },
+    );
+  }
   switch (error.type) {
     case 'entity.parse.failed':
-      return new Problem(400, 'The request body is not valid JSON.');
+      // body-parser's strict mode refuses valid JSON that is not an object or array (e.g. `null`).
+      return new HttpError(
+        400,
+        isJson(error.body)
+          ? 'The request body must be a JSON object.'
+          : 'The request body is not valid JSON.',
+      );
+    case 'body.not.utf8':
+      return new HttpError(400, 'The request body is not valid UTF-8.');
     case 'entity.too.large':
-      return new Problem(413, 'The request body exceeds the 16 KiB limit.');
+      return new HttpError(413, 'The request body exceeds the size limit.', undefined, {
+        Connection: 'close',
+      });
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      return new Problem(415, 'The request body must be application/json in UTF-8.');
+      return new HttpError(415, 'The request body must be application/json in UTF-8.');
   }
   const status = error.status ?? 500;
-  if (status >= 500 || !codeForStatus[status]) return new Problem(500, 'An unexpected error occurred.');
+  if (status >= 500 || !codeForStatus.has(status)) return new HttpError(500, 'An unexpected error occurred.');
   if (!Array.isArray(error.errors)) {
     // Client errors of Express's own layers: a path that is not valid percent-encoding (router), a body
     // that cannot be inflated (body-parser). Their messages describe the request, never the server.
-    return new Problem(status, `The request could not be read: ${error.message}.`);
+    return new HttpError(status, `The request could not be read: ${error.message}.`);
   }
   // express-openapi-validator's errors: 400 (with the failing fields), 404, 405 (with Allow), 415.
   const messages: Record<number, string> = {
@@ -47,18 +81,25 @@ function toProblem(error: Failure): Problem {
     405: 'This path does not support this method.',
     415: 'The request body must be application/json.',
   };
-  const allow = error.headers?.Allow;
-  return new Problem(status, messages[status] ?? error.message, undefined, allow ? { Allow: allow } : {});
+  // HEAD is served wherever GET is (see headAsGet), so it is allowed wherever GET is.
+  const allow = error.headers?.Allow?.replace(/\bGET\b/, 'GET, HEAD');
+  return new HttpError(status, messages[status] ?? error.message, undefined, allow ? { Allow: allow } : {});
 }
 
 export function notFound(req: Request, _res: Response, next: NextFunction) {
-  next(new Problem(404, `No route ${req.method} ${req.path}.`));
+  next(new HttpError(404, `No route ${req.method} ${req.baseUrl}${req.path}.`));
 }
 
-export function errorHandler(logger: Logger) {
+export function errorHandler(logger: Logger, storeErrors?: { inc(): void }) {
   return (error: Failure, req: Request, res: Response, _next: NextFunction) => {
-    const problem = toProblem(error);
-    if (problem.status >= 500) {
+    const failure = toHttpError(error);
+    if (failure.status === 503) {
+      storeErrors?.inc();
+      logger.warn(
+        { reqId: req.id, failure: { type: error.name, message: error.message } },
+        'store unavailable',
+      );
+    } else if (failure.status >= 500) {
       // The error's name and message only: stack traces stay out of the logs as well as the responses.
       logger.error(
         { reqId: req.id, failure: { type: error.name, message: error.message } },
@@ -66,6 +107,6 @@ export function errorHandler(logger: Logger) {
       );
     }
     if (res.headersSent) return void res.destroy();
-    sendProblem(res, problem);
+    sendError(res, failure);
   };
 }

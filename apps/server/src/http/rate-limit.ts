@@ -1,9 +1,10 @@
 // Counts every /v1 request against its key's windows (or its address's, without a valid key), sets the
 // rate-limit headers on the response whatever happens next, and answers 429 beyond the limit.
 import type { NextFunction, Request, Response } from 'express';
-import type { RateLimiter, WindowState } from '../limits/limiter.js';
-import { windows } from '../limits/plans.js';
-import { Problem } from './problem.js';
+import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
+import { windows } from '../plans.js';
+import { StoreUnavailableError } from '../store/unavailable.js';
+import { HttpError } from './http-error.js';
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
@@ -20,21 +21,46 @@ export function headersFor(states: WindowState[], now = Date.now()): Record<stri
   };
 }
 
-export function rateLimit(limiter: RateLimiter) {
+/** Counts what the limiter decided (see ops/metrics.ts). */
+export type DecisionCounters = {
+  decisions: { inc(labels: { plan: string; decision: string }): void };
+  bans: { inc(labels: { plan: string }): void };
+};
+
+export function rateLimit(limiter: RateLimiter, counters?: DecisionCounters) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const key = res.locals.apiKey;
-    const decision = await limiter.consume(
-      key
-        ? { kind: 'key', id: key.id, perMinute: key.quota.perMinute, perDay: key.quota.perDay }
-        : { kind: 'address', address: req.ip ?? req.socket.remoteAddress ?? 'unknown' },
-    );
+    let decision: Decision;
+    try {
+      decision = await limiter.consume(
+        key
+          ? { kind: 'key', id: key.id, perMinute: key.quota.perMinute, perDay: key.quota.perDay }
+          : { kind: 'address', address: req.ip ?? req.socket.remoteAddress ?? 'unknown' },
+      );
+    } catch (error) {
+      // The counters' store failed: the request cannot be counted, so it is not served (503, retry).
+      throw error instanceof StoreUnavailableError
+        ? error
+        : new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`);
+    }
     res.set(headersFor(decision.windows));
+    const plan = key?.plan ?? 'anonymous';
+    const outcome = decision.allowed
+      ? 'admitted'
+      : decision.code === 'temporarily_banned'
+        ? 'banned'
+        : 'limited';
+    counters?.decisions.inc({ plan, decision: outcome });
     if (decision.allowed) return next();
     const wait = seconds(decision.retryAfterMs);
+    if (decision.banStarted && key) {
+      counters?.bans.inc({ plan });
+      req.log.warn({ keyId: key.id, plan, banSeconds: wait }, 'key banned for sending while rate limited');
+    }
     const message =
       decision.code === 'temporarily_banned'
         ? `This API key is temporarily banned for sending requests while rate limited; retry in ${wait} seconds.`
         : `Rate limit exceeded; retry in ${wait} seconds.`;
-    next(new Problem(429, message, decision.code, { 'Retry-After': String(wait) }));
+    next(new HttpError(429, message, decision.code, { 'Retry-After': String(wait) }));
   };
 }

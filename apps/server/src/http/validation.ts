@@ -1,11 +1,18 @@
-// Validation of every /v1 request and response against the bundled contract (express-openapi-validator).
+// Validation of every /v1 request and response against the bundled contract (express-openapi-validator),
+// and the same contract's response schemas compiled for judging a write before it is committed.
 
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Request } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
+import type { OpenApiDocument } from '../contract.js';
+import { HttpError } from './http-error.js';
 
 export type ContractViolation = { method: string; path: string; message: string };
 
-export function contractValidator(apiSpec: object, onViolation: (violation: ContractViolation) => void) {
+export function contractValidator(
+  apiSpec: OpenApiDocument,
+  onViolation: (violation: ContractViolation) => void,
+) {
   return OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     validateApiSpec: false, // linted and validated at build time; skipping it speeds up start
@@ -17,7 +24,26 @@ export function contractValidator(apiSpec: object, onViolation: (violation: Cont
         throw error;
       },
     },
-    validateSecurity: false, // bearer keys are checked by our own middleware (see authenticate.ts)
+    validateSecurity: false, // bearer keys are checked by our own middleware (see identify.ts)
     validateFormats: true,
   });
+}
+
+/**
+ * `accept(schema)` returns a function that throws (a 500, after reporting the violation) when a value
+ * breaks the contract's component schema: a store runs it on the row it is about to commit, so that a
+ * write whose response would break the contract changes nothing.
+ */
+export function schemaChecks(apiSpec: OpenApiDocument, onViolation: (violation: ContractViolation) => void) {
+  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+  ajv.addSchema(apiSpec, 'contract');
+  return (schema: string, req: Request) => {
+    const validate = ajv.getSchema(`contract#/components/schemas/${schema}`);
+    if (!validate) throw new Error(`the contract has no schema ${schema}`);
+    return (value: unknown) => {
+      if (validate(value)) return;
+      onViolation({ method: req.method, path: req.originalUrl, message: ajv.errorsText(validate.errors) });
+      throw new HttpError(500, 'An unexpected error occurred.');
+    };
+  };
 }

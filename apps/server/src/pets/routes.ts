@@ -1,51 +1,86 @@
-// Handlers for /pets. Requests reaching them have passed authentication, rate limiting and validation
-// against the contract; responses leaving them are validated too. No SQL here.
-import type { NewPet, PetStatus } from '@animal-store/spec';
-import { type Request, type Response, Router } from 'express';
-import { Problem } from '../http/problem.js';
-import type { PetStore } from '../store/pets.js';
+// The /pets router (mounted under the base path; relative paths, links built from req.baseUrl). Requests
+// reaching it have passed authentication, rate limiting and validation against the contract; responses
+// leaving it are validated too. No SQL here.
+import { type NewPet, type PetStatus, pageSize } from '@animal-store/spec';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { HttpError } from '../http/http-error.js';
+import type { PetStore } from '../store/store.js';
 import type { Cursors } from './cursor.js';
 
 const int64Max = 9_223_372_036_854_775_807n;
 
-export function petRoutes(basePath: string, pets: PetStore, cursors: Cursors): Router {
+/** Judges a value against a contract schema before a write is committed (see schemaChecks). */
+export type SchemaCheck = (schema: 'Pet', req: Request) => (value: unknown) => void;
+
+/** Parses a decimal int64 id from its text, exactly (a Number would round ids beyond 2^53). */
+const int64 = (raw: string): bigint | undefined => {
+  const id = /^[0-9]{1,19}$/.test(raw) ? BigInt(raw) : 0n;
+  return id >= 1n && id <= int64Max ? id : undefined;
+};
+
+export function petRoutes(
+  pets: PetStore,
+  cursors: Cursors,
+  check: SchemaCheck,
+  idempotency: RequestHandler,
+): Router {
   const router = Router();
 
-  router.get(`${basePath}/pets`, (req: Request, res: Response) => {
-    const limit = Number(req.query.limit ?? 20);
+  router.get('/pets', async (req: Request, res: Response) => {
     const status = req.query.status as PetStatus | undefined;
+    // The id filter, read from the raw query text so that every int64 is exact.
+    // (The raw text, too, tells what the client sent: the validator fills in limit's default.)
+    const raw = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
+    const rawIds = raw.getAll('id');
+    if (rawIds.length > 0) {
+      for (const name of ['limit', 'cursor']) {
+        if (raw.has(name)) throw new HttpError(400, `query.${name} cannot be combined with query.id.`);
+      }
+      const ids = rawIds.map(int64);
+      if (ids.some((id) => id === undefined)) {
+        throw new HttpError(400, 'query.id must be integers from 1 to 9223372036854775807.');
+      }
+      res.status(200).json(await pets.getMany([...new Set(ids as bigint[])], status));
+      return;
+    }
+    const limit = Number(req.query.limit ?? pageSize.default);
     let afterId = 0;
     if (typeof req.query.cursor === 'string') {
       const position = cursors.decode(req.query.cursor);
       if (!position || position.status !== (status ?? null)) {
-        throw new Problem(400, 'query.cursor is invalid, or was issued for another status filter.');
+        throw new HttpError(400, 'query.cursor is invalid, or was issued for another status filter.');
       }
       afterId = position.afterId;
     }
-    const page = pets.list({ limit, afterId, ...(status && { status }) });
+    const page = await pets.list({ limit, afterId, ...(status && { status }) });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
       const query = new URLSearchParams({ limit: String(limit), ...(status && { status }) });
       query.set('cursor', cursors.encode({ afterId: last.id, status: status ?? null }));
-      res.set('Link', `<${basePath}/pets?${query}>; rel="next"`);
+      res.set('Link', `<${req.baseUrl}/pets?${query}>; rel="next"`);
     }
     res.status(200).json(page.pets);
   });
 
-  router.post(`${basePath}/pets`, (req: Request, res: Response) => {
+  router.post('/pets', idempotency, async (req: Request, res: Response) => {
     const body = req.body as NewPet;
-    res.status(201).json(pets.create({ ...body, status: body.status ?? 'available' }));
+    // The pet is committed only if the response describing it keeps the contract.
+    const pet = await pets.create(
+      { ...body, status: body.status ?? 'available' },
+      check('Pet', req),
+      res.locals.idempotency,
+    );
+    res.set('Location', `${req.baseUrl}/pets?id=${pet.id}`);
+    res.status(201).json(pet);
   });
 
-  router.get(`${basePath}/pets/:petId`, (req: Request, res: Response) => {
-    // Parsed from the raw path text: a Number would round ids beyond 2^53 onto other pets.
-    const raw = String(req.params.petId);
-    const id = /^[0-9]{1,19}$/.test(raw) ? BigInt(raw) : 0n;
-    if (id < 1n || id > int64Max) {
-      throw new Problem(400, 'path.petId must be an integer from 1 to 9223372036854775807.');
+  router.get('/pets/:petId', async (req: Request, res: Response) => {
+    const id = int64(String(req.params.petId));
+    if (id === undefined) {
+      throw new HttpError(400, 'path.petId must be an integer from 1 to 9223372036854775807.');
     }
-    const pet = pets.get(id);
-    if (!pet) throw new Problem(404, `Pet ${id} was not found.`);
+    const pet = await pets.get(id);
+    if (!pet) throw new HttpError(404, `Pet ${id} was not found.`);
     res.status(200).json(pet);
   });
 

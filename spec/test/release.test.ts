@@ -1,9 +1,10 @@
 // `pnpm release --dry-run`: builds, packs each published package and publishes nothing (offline).
 import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-const root = new URL('../../../', import.meta.url).pathname;
+const root = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('pnpm release --dry-run', () => {
   it('lists the tarballs of the fixed group at one version, and publishes nothing', async () => {
@@ -21,5 +22,5 @@ describe('pnpm release --dry-run', () => {
     expect(stdout).toContain('dist/docs.html');
     expect(stdout).toContain('CHANGELOG.md');
     expect(stdout).toContain('Dry run: nothing was published.');
-  });
+  }, 300_000);
 });

@@ -2,8 +2,8 @@
 // can count the request against the key or, without a valid key, against the client address; `requireKey`
 // then turns the unauthenticated away, with the same headers as everyone else.
 import type { NextFunction, Request, Response } from 'express';
-import type { ApiKey, KeyStore } from '../store/keys.js';
-import { Problem } from './problem.js';
+import type { ApiKey, KeyStore } from '../store/store.js';
+import { HttpError } from './http-error.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {
@@ -16,14 +16,26 @@ declare module 'express-serve-static-core' {
 const realm = 'animal-store';
 const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** How often one instance records a key's last use (a write per request would cost every request). */
+const touchEveryMs = 60_000;
+
 export function identify(keys: KeyStore) {
-  return (req: Request, res: Response, next: NextFunction) => {
+  const touched = new Map<string, number>();
+  const touch = (id: string) => {
+    const now = Date.now();
+    if ((touched.get(id) ?? 0) > now - touchEveryMs) return;
+    touched.set(id, now);
+    void keys.touch(id).catch(() => touched.delete(id)); // bookkeeping: never fails a request
+  };
+  return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (header !== undefined && /^bearer(?: |$)/i.test(header)) {
       const token = bearer.exec(header)?.[1];
-      const key = token === undefined ? undefined : keys.verify(token);
-      if (key) res.locals.apiKey = key;
-      else res.locals.tokenSent = true;
+      const key = token === undefined ? undefined : await keys.verify(token);
+      if (key) {
+        res.locals.apiKey = key;
+        touch(key.id);
+      } else res.locals.tokenSent = true;
     }
     next();
   };
@@ -37,5 +49,5 @@ export function requireKey(_req: Request, res: Response, next: NextFunction) {
   const message = res.locals.tokenSent
     ? 'The API key is invalid or revoked.'
     : 'An API key is required: send Authorization: Bearer <API_KEY>.';
-  next(new Problem(401, message, 'unauthorized', { 'WWW-Authenticate': challenge }));
+  next(new HttpError(401, message, 'unauthorized', { 'WWW-Authenticate': challenge }));
 }

@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { type Config, ConfigError, loadConfig, variableNames } from './config.js';
+
+type Case = [string, string, (c: Config) => unknown, unknown];
+
+describe('loadConfig', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      database: { engine: 'sqlite', path: resolve('data/animal-store.db') },
+      redis: undefined,
+      logLevel: 'info',
+      production: false,
+      limits: { ban: { threshold: 10, seconds: 900 }, anonymousPerMinute: 30 },
+      connections: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 5_000,
+        maxConnections: 1_000,
+        maxPipelinedRequests: 16,
+      },
+      shutdownGraceMs: 10_000,
+      trustProxy: undefined,
+      corsOrigins: [],
+      metricsToken: undefined,
+      workers: 1,
+    });
+  });
+
+  it.each([
+    ['PORT', '8080', (c) => c.port, 8080],
+    ['HOST', '0.0.0.0', (c) => c.host, '0.0.0.0'],
+    ['DATABASE_URL', '/srv/pets.db', (c) => c.database, { engine: 'sqlite', path: '/srv/pets.db' }],
+    ['DATABASE_URL', 'file:/srv/pets.db', (c) => c.database, { engine: 'sqlite', path: '/srv/pets.db' }],
+    ['DATABASE_URL', 'sqlite:///srv/pets.db', (c) => c.database, { engine: 'sqlite', path: '/srv/pets.db' }],
+    ['DATABASE_URL', ':memory:', (c) => c.database, { engine: 'sqlite', path: ':memory:' }],
+    [
+      'DATABASE_URL',
+      'postgres://db/animals',
+      (c) => c.database,
+      { engine: 'postgres', url: 'postgres://db/animals', poolSize: 10, statementTimeoutMs: 5_000 },
+    ],
+    ['DATABASE_URL', 'postgresql://db/animals', (c) => c.database.engine, 'postgres'],
+    [
+      'REDIS_URL',
+      'redis://cache:6379',
+      (c) => c.redis,
+      { url: 'redis://cache:6379', keyPrefix: 'animal-store:' },
+    ],
+    ['LOG_LEVEL', 'warn', (c) => c.logLevel, 'warn'],
+    ['NODE_ENV', 'production', (c) => c.production, true],
+    ['NODE_ENV', 'test', (c) => c.production, false],
+    ['RATE_LIMIT_BAN_THRESHOLD', '3', (c) => c.limits.ban.threshold, 3],
+    ['RATE_LIMIT_BAN_SECONDS', '60', (c) => c.limits.ban.seconds, 60],
+    ['RATE_LIMIT_ANONYMOUS_PER_MINUTE', '5', (c) => c.limits.anonymousPerMinute, 5],
+    ['SHUTDOWN_GRACE_SECONDS', '2', (c) => c.shutdownGraceMs, 2_000],
+    ['TRUST_PROXY', 'loopback', (c) => c.trustProxy, 'loopback'],
+    [
+      'CORS_ORIGINS',
+      'https://a.example, http://127.0.0.1:8080',
+      (c) => c.corsOrigins,
+      ['https://a.example', 'http://127.0.0.1:8080'],
+    ],
+    ['CORS_ORIGINS', '*', (c) => c.corsOrigins, ['*']],
+    ['METRICS_TOKEN', 'a-long-scrape-token', (c) => c.metricsToken, 'a-long-scrape-token'],
+    ['WORKERS', '2', (c) => c.workers, 2],
+    ['WORKERS', 'auto', (c) => c.workers >= 1, true],
+    ['HEADERS_TIMEOUT_SECONDS', '3', (c) => c.connections.headersTimeoutMs, 3_000],
+    ['REQUEST_TIMEOUT_SECONDS', '60', (c) => c.connections.requestTimeoutMs, 60_000],
+    ['KEEP_ALIVE_TIMEOUT_SECONDS', '2', (c) => c.connections.keepAliveTimeoutMs, 2_000],
+    ['MAX_CONNECTIONS', '10', (c) => c.connections.maxConnections, 10],
+    ['MAX_PIPELINED_REQUESTS', '2', (c) => c.connections.maxPipelinedRequests, 2],
+  ] satisfies Case[])('%s=%s reaches the configuration', (name, value, read, want) => {
+    expect(read(loadConfig({ [name]: value }))).toEqual(want);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PORT', '1e3'],
+    ['NODE_ENV', 'prod'],
+    ['LOG_LEVEL', 'loud'],
+    ['RATE_LIMIT_BAN_SECONDS', '0'],
+    ['MAX_CONNECTIONS', '-1'],
+    ['DATABASE_URL', 'mysql://db/animals'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['DATABASE_POOL_SIZE', '0'],
+    ['CORS_ORIGINS', 'https://a.example/path'],
+    ['CORS_ORIGINS', 'not an origin'],
+    ['METRICS_TOKEN', 'short'],
+    ['WORKERS', '0'],
+    ['WORKERS', 'many'],
+  ])('%s=%s is refused with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('refuses a headers timeout longer than the request timeout', () => {
+    expect(() => loadConfig({ HEADERS_TIMEOUT_SECONDS: '40', REQUEST_TIMEOUT_SECONDS: '30' })).toThrow(
+      /HEADERS_TIMEOUT_SECONDS/,
+    );
+  });
+});
+
+describe('the documented configuration', () => {
+  const read = (path: string) =>
+    readFileSync(fileURLToPath(new URL(`../../../${path}`, import.meta.url)), 'utf8');
+  it.each(variableNames)('%s is in the README table and in .env.example', (name) => {
+    expect(read('README.md')).toContain(`| \`${name}\``);
+    expect(read('.env.example')).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
+  });
+});

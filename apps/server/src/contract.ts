@@ -1,0 +1,49 @@
+// The server's view of the contract: the bundled document the validator enforces, and the facts derived
+// from it, so that none is typed again here.
+import { readFileSync } from 'node:fs';
+import { servers } from '@animal-store/spec';
+import { bundledSpecPath } from '@animal-store/spec/files';
+
+export type OpenApiDocument = {
+  paths: Record<string, Record<string, { operationId?: string; parameters?: Parameter[] }>>;
+  components: { parameters: Record<string, Parameter>; schemas: Record<string, unknown> };
+};
+type Parameter = {
+  $ref?: string;
+  name: string;
+  in: string;
+  schema?: { type?: string; items?: { type?: string } };
+};
+
+export const loadContract = (): OpenApiDocument =>
+  JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as OpenApiDocument;
+
+/** The version segment every server URL of the contract ends in (`/v1`). */
+export const basePath = new URL(servers.production).pathname;
+
+const resolve = (api: OpenApiDocument, p: Parameter) =>
+  p.$ref ? (api.components.parameters[p.$ref.split('/').pop() as string] as Parameter) : p;
+
+/** Every query parameter the contract declares, by name (resolved; the same name is the same parameter). */
+export function queryParameters(api: OpenApiDocument): Map<string, Parameter> {
+  const found = new Map<string, Parameter>();
+  for (const item of Object.values(api.paths)) {
+    for (const operation of Object.values(item)) {
+      for (const p of (operation.parameters ?? []).map((q) => resolve(api, q))) {
+        if (p.in === 'query') found.set(p.name, p);
+      }
+    }
+  }
+  return found;
+}
+
+/** Query parameters the contract types as integers: they must be written as canonical decimals. */
+export const integerQueryParameters = (api: OpenApiDocument): Set<string> =>
+  new Set(
+    [...queryParameters(api)]
+      .filter(([, p]) => p.schema?.type === 'integer' || p.schema?.items?.type === 'integer')
+      .map(([name]) => name),
+  );
+
+/** Every documented query parameter: the request log keeps only their values. */
+export const documentedQuery = (api: OpenApiDocument): Set<string> => new Set(queryParameters(api).keys());

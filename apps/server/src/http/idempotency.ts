@@ -1,0 +1,71 @@
+// Idempotency-Key on createPet (draft-ietf-httpapi-idempotency-key-header, as Stripe does it): the first
+// request with a key claims it; a repeat with the same body replays the pet it created; a different body
+// is a 422; a repeat while the first is still running is a 409. Keys are per API key and kept 24 hours.
+// Written by hand: the Express idempotency packages keep their records in memory or in one store only,
+// and none completes the record in the transaction that creates the pet.
+import { createHash } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { type IdempotencyStore, idempotencyWindowMs } from '../store/store.js';
+import { HttpError } from './http-error.js';
+
+/** A claim still in progress after this long belongs to a request that died: it may be taken over. */
+const abandonedAfterMs = 60_000;
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** The Idempotency-Key claimed by this request (see idempotency.ts). */
+    idempotency?: { apiKeyId: string; key: string };
+  }
+}
+
+/** The same body, whatever its key order or spacing, gives the same fingerprint. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+const fingerprint = (body: unknown) => createHash('sha256').update(canonical(body)).digest('base64url');
+
+/** For POST /pets (after validation): claims the key or answers from the earlier request. */
+export function idempotency(store: IdempotencyStore) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const key = req.get('idempotency-key');
+    const apiKey = res.locals.apiKey;
+    if (key === undefined || apiKey === undefined) return next();
+    const scope = { apiKeyId: apiKey.id, key };
+    const now = Date.now();
+    const earlier = await store.claim(scope, fingerprint(req.body), {
+      now,
+      expireBefore: now - idempotencyWindowMs,
+      abandonBefore: now - abandonedAfterMs,
+    });
+    if (earlier === undefined) {
+      res.locals.idempotency = scope;
+      // A request that created nothing (an error, a dropped connection) gives its claim back.
+      res.once('close', () => {
+        if (res.statusCode !== 201) void store.release(scope).catch(() => {});
+      });
+      return next();
+    }
+    if (earlier.fingerprint !== fingerprint(req.body)) {
+      throw new HttpError(
+        422,
+        'This Idempotency-Key was used with a different request body.',
+        'idempotency_key_reused',
+      );
+    }
+    if (!earlier.pet) {
+      throw new HttpError(
+        409,
+        'A request with this Idempotency-Key is still being processed; retry later.',
+        'idempotency_in_progress',
+      );
+    }
+    res.set('Idempotent-Replayed', 'true');
+    res.set('Location', `${req.baseUrl}/pets?id=${earlier.pet.id}`);
+    res.status(201).json(earlier.pet);
+  };
+}

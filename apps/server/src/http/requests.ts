@@ -1,0 +1,101 @@
+// Strictness the validator cannot express: canonical integers in the query, JSON bodies that are UTF-8
+// and within the size limit (judged from Content-Length before a byte is read), and HEAD served as GET.
+import { isUtf8 } from 'node:buffer';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { HttpError } from './http-error.js';
+
+const canonical = /^(?:0|[1-9][0-9]*)$/;
+
+/** A path that is not valid percent-encoding names nothing: 400 (after the key check and the limiter). */
+export function decodablePath(req: Request, _res: Response, next: NextFunction) {
+  try {
+    decodeURIComponent(req.path);
+    next();
+  } catch {
+    next(new HttpError(400, 'The request could not be read: the path is not valid percent-encoding.'));
+  }
+}
+
+/** `limit=010`, `1e1`, `0x0a` or ` 10` would all be coerced to numbers by the validator: refuse them. */
+export function canonicalIntegers(names: Set<string>) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    for (const name of names) {
+      const values = [req.query[name]].flat().filter((v) => typeof v === 'string');
+      if (values.some((v) => !canonical.test(v))) {
+        return next(
+          new HttpError(400, `query.${name} must be integer, written in plain decimal digits (e.g. 20).`),
+        );
+      }
+    }
+    next();
+  };
+}
+
+/** express.json, after the checks that must come first: declared size, then charset. */
+export function jsonBody(limitBytes: number) {
+  const declaredSize = (req: Request, res: Response, next: NextFunction) => {
+    const length = Number(req.get('content-length') ?? 0);
+    if (length <= limitBytes) return next();
+    // Answered without reading the body; closing the connection saves the client from sending it.
+    res.set('Connection', 'close');
+    next(new HttpError(413, `The request body exceeds the ${limitBytes / 1024} KiB limit.`));
+  };
+  const charset = (req: Request, _res: Response, next: NextFunction) => {
+    const declared = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.get('content-type') ?? '')?.[1];
+    if (declared === undefined || /^utf-8$/i.test(declared)) return next();
+    next(new HttpError(415, 'The request body must be application/json in UTF-8.'));
+  };
+  const parse = express.json({
+    limit: limitBytes,
+    verify: (_req, _res, buffer) => {
+      // body-parser would decode invalid bytes to U+FFFD and store something the client never sent.
+      if (!isUtf8(buffer))
+        throw Object.assign(new Error('not UTF-8'), { status: 400, type: 'body.not.utf8' });
+    },
+  });
+  return [declaredSize, charset, parse, wellFormedStrings];
+}
+
+const loneSurrogate = /\p{Cs}/u; // in Unicode mode a proper pair is one code point, never a Cs
+
+/** The path of the first string in `value` holding a lone surrogate, or undefined. */
+function illFormed(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return loneSurrogate.test(value) ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [name, inner] of Object.entries(value)) {
+    const found = illFormed(inner, `${path}.${name}`);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * A JSON escape like `\ud800` that is not half of a pair passes JSON.parse and the validator (it is one
+ * code point to them) but has no UTF-8 form: stored, it would read back as something else (the contract's
+ * NewPet.name description).
+ */
+function wellFormedStrings(req: Request, _res: Response, next: NextFunction) {
+  const field = illFormed(req.body, 'body');
+  if (!field) return next();
+  next(new HttpError(400, `${field} must not contain lone surrogates (they have no UTF-8 form).`));
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set when a HEAD request is being served as GET (see headAsGet). */
+    head?: boolean;
+  }
+}
+
+/**
+ * RFC 9110 expects HEAD wherever GET is served. The contract describes GET only, so a HEAD request is
+ * validated, routed and answered as GET; Node still sends no body, because the response was created for
+ * a HEAD request.
+ */
+export function headAsGet(req: Request, _res: Response, next: NextFunction) {
+  if (req.method === 'HEAD') {
+    req.method = 'GET';
+    req.head = true;
+  }
+  next();
+}

@@ -1,0 +1,11 @@
+// The server package's public API: the app and HTTP server factories, the configuration loader, and the
+// store engines with their limiter, for embedding the service or measuring it (packages/bench).
+export { type AppDeps, createApp } from './app.js';
+export { type Config, ConfigError, loadConfig } from './config.js';
+export { createRateLimiter, type RateLimiter } from './limits/policy.js';
+export { type Plan, planQuotas, quotaFor } from './plans.js';
+export { createServer, defaultConnectionLimits } from './server.js';
+export { type Backend, openBackend } from './store/open.js';
+export { StoreOpenError } from './store/open-error.js';
+export { openSqliteStore } from './store/sqlite/index.js';
+export type { ApiKey, KeyStore, PetStore, Store } from './store/store.js';

@@ -1,0 +1,102 @@
+// The policy on rate-limiter-flexible's memory store, with the clock moved by hand (vitest's fake timers
+// drive both the library's Date.now and the policy's): no real sleeps.
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Counters } from './counters.js';
+import { createRateLimiter, type Decision } from './policy.js';
+
+const memory: Counters = (() => {
+  const instances = new Map<string, RateLimiterMemory>();
+  return (keyPrefix: string, points: number, duration: number) => {
+    const id = `${keyPrefix}/${points}/${duration}`;
+    if (!instances.has(id)) instances.set(id, new RateLimiterMemory({ keyPrefix, points, duration }));
+    return instances.get(id) as RateLimiterMemory;
+  };
+})();
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  vi.setSystemTime(new Date('2026-11-22T12:00:00Z'));
+});
+afterEach(() => vi.useRealTimers());
+
+const key = (id: string, perMinute: number, perDay: number) => ({
+  kind: 'key' as const,
+  id,
+  perMinute,
+  perDay,
+});
+const outcome = (d: Decision) => (d.allowed ? 'ok' : d.code);
+
+describe('createRateLimiter', () => {
+  it('admits the per-minute quota, then limits until the minute resets', async () => {
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 10, seconds: 900 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('a', 3, 100);
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.consume(subject));
+    expect(decisions.map(outcome)).toEqual(['ok', 'ok', 'ok', 'rate_limited']);
+    const last = decisions[3] as Extract<Decision, { allowed: false }>;
+    expect(last.retryAfterMs).toBeGreaterThan(59_000);
+    expect(last.windows.map((w) => [w.name, w.remaining])).toEqual([
+      ['minute', 0],
+      ['day', 97],
+    ]);
+    vi.advanceTimersByTime(60_001);
+    expect(outcome(await limiter.consume(subject))).toBe('ok');
+  });
+
+  it('does not burn day quota on a minute rejection, and refunds the minute on a day rejection', async () => {
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 10, seconds: 900 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('b', 2, 3);
+    const first = [];
+    for (let i = 0; i < 3; i++) first.push(outcome(await limiter.consume(subject)));
+    expect(first).toEqual(['ok', 'ok', 'rate_limited']);
+    vi.advanceTimersByTime(60_001);
+    expect(outcome(await limiter.consume(subject))).toBe('ok'); // the third of the day
+    const dayLimited = (await limiter.consume(subject)) as Extract<Decision, { allowed: false }>;
+    expect(dayLimited.code).toBe('rate_limited');
+    expect(dayLimited.retryAfterMs).toBeGreaterThan(86_000_000); // until the day resets
+    expect(dayLimited.windows.map((w) => [w.name, w.remaining])).toEqual([
+      ['minute', 1], // refunded: the rejected request did not count
+      ['day', 0],
+    ]);
+  });
+
+  it('bans a key that goes on past the threshold within a minute, for the ban length', async () => {
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 2, seconds: 300 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('c', 1, 100);
+    const outcomes = [];
+    for (let i = 0; i < 5; i++) outcomes.push(outcome(await limiter.consume(subject)));
+    expect(outcomes).toEqual([
+      'ok',
+      'rate_limited',
+      'rate_limited',
+      'temporarily_banned',
+      'temporarily_banned',
+    ]);
+    vi.advanceTimersByTime(200_000);
+    const still = (await limiter.consume(subject)) as Extract<Decision, { allowed: false }>;
+    expect(still.code).toBe('temporarily_banned');
+    expect(still.retryAfterMs).toBeLessThanOrEqual(100_000);
+    vi.advanceTimersByTime(100_001);
+    expect(outcome(await limiter.consume(subject))).toBe('ok');
+  });
+
+  it('limits requests without a key per address, and never bans an address', async () => {
+    const limiter = createRateLimiter(memory, { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 2 });
+    const outcomes = [];
+    for (let i = 0; i < 5; i++)
+      outcomes.push(outcome(await limiter.consume({ kind: 'address', address: '203.0.113.9' })));
+    expect(outcomes).toEqual(['ok', 'ok', 'rate_limited', 'rate_limited', 'rate_limited']);
+    expect(outcome(await limiter.consume({ kind: 'address', address: '203.0.113.10' }))).toBe('ok');
+  });
+});

@@ -1,0 +1,111 @@
+// Prometheus metrics (prom-client) for operators: requests and latency by the contract's operationId and
+// status, rate-limit decisions by plan, bans started, store errors, build info, and Node's own process
+// and event-loop metrics. Served at GET /metrics (outside /v1: never counted against the API), behind
+// METRICS_TOKEN when it is set.
+import { timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { OpenApiDocument } from '../contract.js';
+
+export type Metrics = {
+  registry: Registry;
+  /** Times every request under the base path (mounted there, before everything else). */
+  observe: (req: Request, res: Response, next: NextFunction) => void;
+  decisions: Counter<'plan' | 'decision'>;
+  bans: Counter<'plan'>;
+  storeErrors: Counter;
+};
+
+/** The operationId a request addresses, matched on the contract's paths (`other` when none). */
+function operations(contract: OpenApiDocument, basePath: string) {
+  const routes = Object.entries(contract.paths).map(([path, item]) => ({
+    matches: new RegExp(`^${basePath}${path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
+    byMethod: Object.fromEntries(
+      Object.entries(item).flatMap(([method, op]) =>
+        op.operationId ? [[method.toUpperCase(), op.operationId]] : [],
+      ),
+    ),
+  }));
+  return (method: string, path: string) => {
+    const route = routes.find((r) => r.matches.test(path));
+    return route?.byMethod[method === 'HEAD' ? 'GET' : method] ?? 'other';
+  };
+}
+
+export function createMetrics(options: {
+  contract: OpenApiDocument;
+  basePath: string;
+  build: { version: string; contract: string; backend: string };
+}): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'animal_store_http_requests_total',
+    help: 'Requests under the base path, by the contract operationId and the response status',
+    labelNames: ['operation', 'status'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'animal_store_http_request_duration_seconds',
+    help: 'Time from request to response, by operation and status',
+    labelNames: ['operation', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
+  });
+  const decisions = new Counter({
+    name: 'animal_store_rate_limit_decisions_total',
+    help: 'Rate-limit decisions: admitted, limited or banned, by plan (anonymous: no valid key)',
+    labelNames: ['plan', 'decision'],
+    registers,
+  });
+  const bans = new Counter({
+    name: 'animal_store_bans_started_total',
+    help: 'Temporary bans started, by plan',
+    labelNames: ['plan'],
+    registers,
+  });
+  const storeErrors = new Counter({
+    name: 'animal_store_store_errors_total',
+    help: 'Requests answered 503 because the store (or the counters) could not be reached',
+    registers,
+  });
+  new Gauge({
+    name: 'animal_store_build_info',
+    help: 'The running service: its version, the contract version it serves, and its backend',
+    labelNames: ['version', 'contract', 'backend'],
+    registers,
+  }).set(options.build, 1);
+
+  const operationOf = operations(options.contract, options.basePath);
+  const observe = (req: Request, res: Response, next: NextFunction) => {
+    const end = duration.startTimer();
+    const method = req.method;
+    const path = `${req.baseUrl}${req.path}`;
+    res.once('finish', () => {
+      const labels = { operation: operationOf(method, path), status: String(res.statusCode) };
+      requests.inc(labels);
+      end(labels);
+    });
+    next();
+  };
+  return { registry, observe, decisions, bans, storeErrors };
+}
+
+/** GET /metrics: the text format; with a token, only for `Authorization: Bearer <token>`. */
+export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
+  const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
+  return async (req, res) => {
+    if (expected) {
+      const given = Buffer.from(req.get('authorization') ?? '');
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        res.set('WWW-Authenticate', 'Bearer realm="metrics"');
+        res
+          .status(401)
+          .json({ code: 'unauthorized', message: 'The metrics token is missing or wrong.', status: 401 });
+        return;
+      }
+    }
+    res.set('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+  };
+}

@@ -1,0 +1,64 @@
+// WORKERS > 1: this process is the cluster's primary (node:cluster). It forks the workers (each the
+// whole service with its own store connection; they share the port, and the limits stay exact because
+// the counters live in the shared store), replaces a worker that dies, makes the development key once,
+// prints the readiness line when every worker listens, and on SIGTERM/SIGINT drains them all.
+import cluster, { type Worker } from 'node:cluster';
+import { once } from 'node:events';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+
+export type WorkerMessage = { listening: string };
+
+export async function runPrimary(
+  config: Config,
+  logger: Logger,
+  ready: (url: string) => Promise<void>,
+): Promise<void> {
+  const listening = new Set<number>();
+  let everReady = false;
+  let stopping = false;
+  const fork = (): Worker => {
+    const worker = cluster.fork();
+    logger.info({ workerPid: worker.process.pid }, 'worker started');
+    worker.on('message', async (message: WorkerMessage) => {
+      if (!message?.listening) return;
+      listening.add(worker.id);
+      if (!everReady && listening.size === config.workers) {
+        everReady = true;
+        await ready(message.listening);
+      }
+    });
+    return worker;
+  };
+  cluster.on('exit', (worker, code, signal) => {
+    listening.delete(worker.id);
+    if (stopping) return;
+    if (!everReady) {
+      // A worker that cannot start (its one-line reason is printed): the others would fail alike.
+      stopping = true;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      process.exit(code || 1);
+    }
+    logger.error({ workerPid: worker.process.pid, code, signal }, 'worker died; starting another');
+    fork();
+  });
+  for (let i = 0; i < config.workers; i++) fork();
+
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining every worker');
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    await Promise.all(
+      workers.map(async (w) => {
+        const exited = once(w, 'exit');
+        w.process.kill('SIGTERM');
+        await exited;
+      }),
+    );
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}

@@ -1,0 +1,123 @@
+// The HTTP server around the app: the bounds on what a client can hold (timeouts, connections, pipelined
+// requests), and the Error shape for what Node's parser refuses before Express ever sees a request.
+import { randomUUID } from 'node:crypto';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import type { ConnectionLimits } from './config.js';
+import { codeForStatus } from './http/http-error.js';
+
+export const defaultConnectionLimits: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1_000,
+  maxPipelinedRequests: 16,
+};
+
+/** The parser's error codes, as the statuses RFC 9110 has for them; anything else is a 400. */
+const statusForParserError: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+  HPE_INVALID_METHOD: 501,
+};
+
+const messages: Record<number, string> = {
+  400: 'The request could not be parsed as HTTP/1.1.',
+  408: 'The request did not arrive in time.',
+  417: 'Only "Expect: 100-continue" is supported.',
+  431: 'The request header section is too large.',
+  501: 'This method is not implemented.',
+};
+
+const errorBody = (status: number) =>
+  JSON.stringify({ code: codeForStatus.get(status), message: messages[status], status });
+
+/** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
+function rawError(status: number): string {
+  const body = errorBody(status);
+  return [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    `X-Request-Id: ${randomUUID()}`,
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** `GET http://host/v1/pets` (absolute form, RFC 9112 §3.2.2) is routed exactly like `GET /v1/pets`. */
+function toOriginForm(req: IncomingMessage): void {
+  const target = req.url ?? '/';
+  if (target.startsWith('/') || target === '*') return;
+  try {
+    const url = new URL(target);
+    if (url.protocol === 'http:' || url.protocol === 'https:') req.url = `${url.pathname}${url.search}`;
+  } catch {
+    // not a URL at all: left as is, Express answers 404
+  }
+}
+
+const inFlight = Symbol('requests in flight on this connection');
+type CountedSocket = Socket & { [inFlight]?: number };
+
+export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
+  const server = createHttpServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often Node checks the two timeouts above (default 30 s, far coarser than they are).
+      connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs / 2),
+    },
+    (req: IncomingMessage, res: ServerResponse) => {
+      // A client that pipelines requests without reading the answers makes Node queue them all: past the
+      // cap, the connection is dropped instead of holding more memory.
+      const socket = req.socket as CountedSocket;
+      socket[inFlight] = (socket[inFlight] ?? 0) + 1;
+      res.once('close', () => {
+        socket[inFlight] = (socket[inFlight] ?? 1) - 1;
+      });
+      if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {
+        logger.warn(
+          { remoteAddress: socket.remoteAddress },
+          'too many pipelined requests: connection dropped',
+        );
+        socket.destroy();
+        return;
+      }
+      toOriginForm(req);
+      app(req, res);
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // Never throws: a socket that cannot take an answer any more is just closed.
+    try {
+      if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+      socket.end(rawError(statusForParserError[error.code ?? ''] ?? 400));
+    } catch {
+      socket.destroy();
+    }
+  });
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const body = errorBody(417);
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+      'X-Request-Id': randomUUID(),
+    });
+    res.end(body);
+  });
+  return server;
+}

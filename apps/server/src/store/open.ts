@@ -1,0 +1,73 @@
+// The one place that picks the engines from the configuration: the store from DATABASE_URL (SQLite or
+// PostgreSQL), the rate-limit counters from REDIS_URL (Redis) or else from the same database. Nothing
+// else imports an engine folder, except the SQLite-specific tests and tools.
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Database } from '../config.js';
+import {
+  type Counters,
+  postgresCounters,
+  redisCounters,
+  sqliteCounters,
+  sweepExpired,
+} from '../limits/counters.js';
+import { openPostgresStore } from './postgres/index.js';
+import { openSqliteStore } from './sqlite/index.js';
+import { idempotencyWindowMs, type Store } from './store.js';
+
+export type Backend = {
+  store: Store;
+  counters: Counters;
+  /** What runs, for the start log: `sqlite`, `postgres`, `postgres+redis`, ... */
+  name: string;
+  close(): Promise<void>;
+};
+
+/** Runs `task` every hour without keeping the process alive; returns the cancel. */
+function hourly(task: () => unknown): () => void {
+  const timer = setInterval(task, 3_600_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Opens the store (throws StoreOpenError with an operator's message) and the counters. */
+export async function openBackend(
+  database: Database,
+  redis: { url: string; keyPrefix: string } | undefined,
+  logger: Logger,
+): Promise<Backend> {
+  let store: Store;
+  let counters: Counters;
+  const cleanups: (() => unknown)[] = [];
+  if (database.engine === 'sqlite') {
+    const opened = openSqliteStore(database.path);
+    store = opened.store;
+    counters = sqliteCounters(opened.db);
+    cleanups.push(hourly(() => sweepExpired(opened.db)));
+  } else {
+    const opened = await openPostgresStore(database);
+    store = opened.store;
+    counters = postgresCounters(opened.pool);
+  }
+  // Idempotency keys are forgotten after a day (see http/idempotency.ts).
+  cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
+  if (redis) {
+    // No offline queue and one retry: a request must not wait behind a dead connection (see redisCounters).
+    const client = new Redis(redis.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false,
+    });
+    counters = redisCounters(client, redis.keyPrefix, logger);
+    cleanups.push(() => client.disconnect());
+  }
+  return {
+    store,
+    counters,
+    name: `${database.engine}${redis ? '+redis' : ''}`,
+    async close() {
+      for (const cleanup of cleanups) await cleanup();
+      await store.close();
+    },
+  };
+}

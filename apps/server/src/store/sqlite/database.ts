@@ -1,0 +1,120 @@
+// Opens the SQLite database, refuses a damaged one, and brings its schema up to date. Migrations are
+// append-only: each entry runs once, in order, inside a transaction, and PRAGMA user_version records how
+// many have run.
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { petStatuses } from '@animal-store/spec';
+import Database from 'better-sqlite3';
+import { planNames } from '../../plans.js';
+import { StoreOpenError } from '../open-error.js';
+
+export type Db = Database.Database;
+
+const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+const migrations: string[] = [
+  `CREATE TABLE pets (
+     id INTEGER PRIMARY KEY AUTOINCREMENT, -- AUTOINCREMENT: ids are never reused, even after deletes
+     name TEXT NOT NULL,
+     category_id INTEGER NOT NULL,
+     status TEXT NOT NULL CHECK (status IN (${list(petStatuses)}))
+   );
+   CREATE INDEX pets_status_id ON pets (status, id);
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     secret_hash BLOB NOT NULL,
+     plan TEXT NOT NULL CHECK (plan IN (${list(planNames)})),
+     per_minute INTEGER,
+     per_day INTEGER,
+     label TEXT,
+     created_at TEXT NOT NULL,
+     revoked_at TEXT
+   );
+   CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+   -- rate-limiter-flexible's table layout for its better-sqlite3 store (created here, synchronously)
+   CREATE TABLE rate_limits (key TEXT PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire INTEGER);`,
+  // 1.1.0: Idempotency-Key on createPet; pet_id is set in the transaction that creates the pet.
+  `CREATE TABLE idempotency_keys (
+     api_key_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     fingerprint TEXT NOT NULL,
+     pet_id INTEGER REFERENCES pets (id),
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (api_key_id, key)
+   );
+   CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);`,
+  // 1.1.0: key management (last use, rotation with a grace period for the previous secret).
+  `ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+   ALTER TABLE api_keys ADD COLUMN previous_secret_hash BLOB;
+   ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
+];
+
+/** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */
+function explain(path: string, error: NodeJS.ErrnoException): string {
+  switch (error.code) {
+    case 'SQLITE_NOTADB':
+      return 'is not an SQLite database; point DATABASE_URL at an Animal Store database, or at a path where a new one can be created';
+    case 'SQLITE_CORRUPT':
+      return 'is damaged (SQLite reports corruption); restore it from a backup (docs/operations.md)';
+    case 'SQLITE_BUSY':
+    case 'SQLITE_BUSY_SNAPSHOT':
+      return 'is locked by another process; stop that process, or point DATABASE_URL elsewhere';
+    case 'SQLITE_READONLY':
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return 'cannot be written; give the service write access to it and its folder, or point DATABASE_URL elsewhere';
+    case 'ENOTDIR':
+    case 'EEXIST':
+      return `cannot be created: part of its folder path (${dirname(path)}) is a file; point DATABASE_URL elsewhere`;
+    default:
+      return 'cannot be opened; check that its folder exists and is writable, or point DATABASE_URL elsewhere';
+  }
+}
+
+/** Opens (creating when missing) and migrates the database; throws StoreOpenError with an operator's message. */
+export function openDatabase(path: string, options: { integrityCheck?: boolean } = {}): Db {
+  const fail = (reason: string) => new StoreOpenError(`DATABASE_URL: the SQLite database ${path} ${reason}.`);
+  if (path === ':memory:') return prepare(new Database(path), false);
+  try {
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+      throw fail('is a directory; point DATABASE_URL at a file inside it, e.g. animal-store.db');
+    }
+    mkdirSync(dirname(path), { recursive: true });
+    return prepare(new Database(path, { timeout: 5000 }), options.integrityCheck ?? true);
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw fail(explain(path, error as NodeJS.ErrnoException));
+  }
+}
+
+function prepare(db: Db, integrityCheck: boolean): Db {
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    if (integrityCheck) {
+      // quick_check reads every page once (linear in the file's size) and stops at the first problem: a
+      // damaged store is refused at start instead of answering 500s and false 404s later.
+      const result = db.pragma('quick_check(1)', { simple: true });
+      if (result !== 'ok') throw Object.assign(new Error(String(result)), { code: 'SQLITE_CORRUPT' });
+    }
+    migrate(db);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function migrate(db: Db): void {
+  // An exclusive transaction, so two processes starting on one new file do not both migrate.
+  db.transaction(() => {
+    const applied = db.pragma('user_version', { simple: true }) as number;
+    for (const [index, sql] of migrations.entries()) {
+      if (index < applied) continue;
+      db.exec(sql);
+      db.pragma(`user_version = ${index + 1}`);
+    }
+  }).exclusive();
+}

@@ -1,0 +1,44 @@
+// The SQLite engine: one file (or :memory:) in WAL mode, opened synchronously behind the async Store.
+import type { Store } from '../store.js';
+import { type Db, openDatabase } from './database.js';
+import { createSqliteIdempotencyStore } from './idempotency.js';
+import { createSqliteKeyStore } from './keys.js';
+import { createSqlitePetStore } from './pets.js';
+
+export type { Db } from './database.js';
+export { openDatabase } from './database.js';
+
+export function sqliteStore(db: Db): Store {
+  const readSetting = db.prepare<[string], { value: string }>('SELECT value FROM settings WHERE name = ?');
+  const insertSetting = db.prepare('INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)');
+  const setting = db.transaction((name: string, create: () => string) => {
+    insertSetting.run(name, create());
+    return (readSetting.get(name) as { value: string }).value;
+  });
+  // Readiness reads both ends of the pets index and the keys table: pages a request would touch.
+  const probe = [
+    db.prepare('SELECT id FROM pets ORDER BY id LIMIT 1'),
+    db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1'),
+    db.prepare('SELECT id FROM api_keys LIMIT 1'),
+  ];
+  return {
+    pets: createSqlitePetStore(db),
+    keys: createSqliteKeyStore(db),
+    idempotency: createSqliteIdempotencyStore(db),
+    async setting(name, create) {
+      return setting.immediate(name, create);
+    },
+    async check() {
+      for (const statement of probe) statement.get();
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
+/** Opens the file (see openDatabase) and wraps it as a Store; `db` is kept for the SQLite rate limiter. */
+export function openSqliteStore(path: string): { store: Store; db: Db } {
+  const db = openDatabase(path);
+  return { store: sqliteStore(db), db };
+}

@@ -1,0 +1,69 @@
+// Pets on SQLite: prepared statements over the pets table. No HTTP here.
+import type { Pet, PetStatus } from '@animal-store/spec';
+import type Database from 'better-sqlite3';
+import type { IdempotencyScope, PetStore } from '../store.js';
+import type { Db } from './database.js';
+
+type Row = { id: number; name: string; category_id: number; status: PetStatus };
+const toPet = (row: Row): Pet => ({
+  id: row.id,
+  name: row.name,
+  categoryId: row.category_id,
+  status: row.status,
+});
+
+export function createSqlitePetStore(db: Db): PetStore {
+  const insert = db.prepare<[string, number, PetStatus], Row>(
+    'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status',
+  );
+  const byId = db.prepare<[bigint], Row>('SELECT id, name, category_id, status FROM pets WHERE id = ?');
+  const after = db.prepare<[number, number], Row>(
+    'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
+  );
+  const afterWithStatus = db.prepare<[PetStatus, number, number], Row>(
+    'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
+  );
+  const complete = db.prepare<[number, string, string]>(
+    'UPDATE idempotency_keys SET pet_id = ? WHERE api_key_id = ? AND key = ?',
+  );
+  // The row as SQLite returns it (RETURNING reads the stored value back), judged before the commit.
+  const create = db.transaction(
+    (pet: Parameters<PetStore['create']>[0], accept: (stored: Pet) => void, scope?: IdempotencyScope) => {
+      const stored = toPet(insert.get(pet.name, pet.categoryId, pet.status) as Row);
+      accept(stored);
+      if (scope) complete.run(stored.id, scope.apiKeyId, scope.key);
+      return stored;
+    },
+  );
+  const byIds = new Map<string, Database.Statement<unknown[], Row>>();
+  const many = (count: number, withStatus: boolean) => {
+    const id = `${count}/${withStatus}`;
+    let statement = byIds.get(id);
+    if (!statement) {
+      const list = Array.from({ length: count }, () => '?').join(', ');
+      statement = db.prepare<unknown[], Row>(
+        `SELECT id, name, category_id, status FROM pets WHERE id IN (${list})${withStatus ? ' AND status = ?' : ''} ORDER BY id`,
+      );
+      byIds.set(id, statement);
+    }
+    return statement;
+  };
+  return {
+    async create(pet, accept, scope) {
+      return create.immediate(pet, accept, scope);
+    },
+    async getMany(ids, status) {
+      return many(ids.length, status !== undefined)
+        .all(...ids, ...(status ? [status] : []))
+        .map(toPet);
+    },
+    async get(id) {
+      const row = byId.get(id);
+      return row && toPet(row);
+    },
+    async list({ limit, status, afterId }) {
+      const rows = status ? afterWithStatus.all(status, afterId, limit + 1) : after.all(afterId, limit + 1);
+      return { pets: rows.slice(0, limit).map(toPet), hasMore: rows.length > limit };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+// The engines the HTTP suites run on, chosen per vitest project by TEST_BACKEND (sqlite, postgres,
+// postgres+redis; see vitest.config.ts). Each test store is new and private: a temporary SQLite file, a
+// PostgreSQL database created for it (dropped after the file's tests), a Redis key prefix of its own.
+import { randomBytes } from 'node:crypto';
+import { tempDatabase } from '@animal-store/test-support';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+
+export type BackendName = 'sqlite' | 'postgres' | 'postgres+redis';
+export const backend = (process.env.TEST_BACKEND ?? 'sqlite') as BackendName;
+export const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Where one test server keeps its data, as the environment a server process reads. */
+export type TestStore = { DATABASE_URL: string; REDIS_URL?: string; REDIS_KEY_PREFIX?: string };
+
+const created: { database?: string; prefix?: string }[] = [];
+
+const withPostgres = async <T>(run: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+};
+
+/** A new, empty store on this project's backend (for a process, or for startServer's `store`). */
+export async function freshStore(engine: BackendName = backend): Promise<TestStore> {
+  if (engine === 'sqlite') return { DATABASE_URL: tempDatabase() };
+  const name = `animal_store_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  const entry: (typeof created)[number] = { database: name };
+  created.push(entry);
+  if (engine === 'postgres') return { DATABASE_URL: url.toString() };
+  entry.prefix = `test:${name}:`;
+  return { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: entry.prefix };
+}
+
+/** Drops what freshStore created for this test file (databases, Redis keys). */
+afterAll(async () => {
+  const entries = created.splice(0);
+  if (entries.length === 0) return;
+  await withPostgres(async (client) => {
+    for (const { database } of entries) {
+      if (database) await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    }
+  });
+  const prefixes = entries.flatMap((e) => (e.prefix ? [e.prefix] : []));
+  if (prefixes.length === 0) return;
+  const redis = new Redis(redisUrl);
+  try {
+    for (const prefix of prefixes) {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+    }
+  } finally {
+    redis.disconnect();
+  }
+});
+
+/** A connection of the test's own to a store, for reading and writing behind the API's back. */
+export async function rawSql(location: TestStore) {
+  if (!/^postgres/.test(location.DATABASE_URL)) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(location.DATABASE_URL, { timeout: 5_000 });
+    return {
+      async query(text: string, params: unknown[]): Promise<unknown[]> {
+        const statement = db.prepare(text);
+        if (statement.reader) return statement.all(...params);
+        statement.run(...params);
+        return [];
+      },
+      async close() {
+        db.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: location.DATABASE_URL });
+  client.on('error', () => {}); // the database may be dropped under it at the end of the file
+  await client.connect();
+  return {
+    async query(text: string, params: unknown[]): Promise<unknown[]> {
+      let n = 0;
+      // SQLite's `?` placeholders and explicit ids (an identity column refuses them without OVERRIDING).
+      const sql = text
+        .replace(/\?/g, () => `$${++n}`)
+        .replace(
+          /^INSERT INTO pets \(id, (.*?)\) VALUES/i,
+          'INSERT INTO pets (id, $1) OVERRIDING SYSTEM VALUE VALUES',
+        );
+      return (await client.query(sql, params)).rows;
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}

@@ -1,0 +1,140 @@
+// The HTTP server's own bounds and answers: what Node's parser refuses, timeouts, the connection cap and
+// pipelining, all over raw sockets (fetch cannot send most of these).
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { call, parseRaw, rawRequest, startServer, type TestServer } from './harness.js';
+
+const open: TestServer[] = [];
+const serve = async (...args: Parameters<typeof startServer>) => {
+  const server = await startServer(...args);
+  open.push(server);
+  return server;
+};
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await Promise.all(
+    open.splice(0).map((s) => {
+      s.expectNoContractViolations();
+      return s.close();
+    }),
+  );
+});
+
+const host = 'Host: 127.0.0.1\r\n';
+
+describe('requests the HTTP parser refuses', () => {
+  it.each([
+    [
+      'a header section over 16 KiB',
+      `GET /v1/pets HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(17_000)}\r\n\r\n`,
+      431,
+    ],
+    ['a raw space in the target', `GET /v1/pe ts HTTP/1.1\r\n${host}\r\n`, 400],
+    ['a control byte in the target', `GET /v1/pets\x01 HTTP/1.1\r\n${host}\r\n`, 400],
+    ['bad chunk framing', `POST /v1/pets HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
+    [
+      'both Content-Length and Transfer-Encoding',
+      `POST /v1/pets HTTP/1.1\r\n${host}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      400,
+    ],
+    ['an unknown method', `BREW /v1/pets HTTP/1.1\r\n${host}\r\n`, 501],
+    ['Expect: bogus', `GET /v1/pets HTTP/1.1\r\n${host}Expect: bogus\r\n\r\n`, 417],
+  ])('when %s, then the Error shape, Connection: close and a request id', async (_, request, status) => {
+    const server = await serve();
+    const { text, closed } = await rawRequest(server.url, request);
+    const res = parseRaw(text);
+    expect(res.status).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers.connection).toBe('close');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body).toEqual({ code: expect.any(String), message: expect.any(String), status });
+    expect(closed).toBe(true);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200); // and the server is fine
+  });
+});
+
+describe('timeouts', () => {
+  it('when the headers do not arrive within the headers timeout, then 408 and the connection is closed', async () => {
+    const server = await serve({ connections: { headersTimeoutMs: 500, requestTimeoutMs: 1_000 } });
+    const { text, closed, elapsedMs } = await rawRequest(
+      server.url,
+      `GET /v1/pets HTTP/1.1\r\n${host}`,
+      5_000,
+    );
+    expect(closed).toBe(true);
+    expect(elapsedMs).toBeLessThan(3_000);
+    expect(parseRaw(text).body).toEqual({
+      code: 'request_timeout',
+      message: expect.any(String),
+      status: 408,
+    });
+  });
+
+  it('when a body trickles in beyond the request timeout, then 408 and the connection is closed', async () => {
+    const server = await serve({ connections: { headersTimeoutMs: 500, requestTimeoutMs: 1_000 } });
+    const key = await server.key({ perMinute: 100, perDay: 1000 });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    sockets.push(socket);
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (d) => {
+      text += d;
+    });
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\n${host}Authorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{`,
+    );
+    const started = Date.now();
+    await once(socket, 'close');
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const server = await serve({ connections: { keepAliveTimeoutMs: 300 } });
+    const { text, closed, elapsedMs } = await rawRequest(
+      server.url,
+      `GET /healthz HTTP/1.1\r\n${host}\r\n`,
+      5_000,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(closed).toBe(true);
+    expect(elapsedMs).toBeLessThan(2_000);
+  });
+});
+
+describe('connection limits', () => {
+  it('refuses connections beyond MAX_CONNECTIONS at once, and serves again when they go', async () => {
+    const server = await serve({ connections: { maxConnections: 3 } });
+    const port = Number(new URL(server.url).port);
+    for (let i = 0; i < 3; i++) {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await once(socket, 'connect');
+    }
+    const { closed, text, elapsedMs } = await rawRequest(server.url, `GET /healthz HTTP/1.1\r\n${host}\r\n`);
+    expect(closed).toBe(true);
+    expect(text).toBe('');
+    expect(elapsedMs).toBeLessThan(1_000);
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('drops a connection that pipelines more than MAX_PIPELINED_REQUESTS without reading', async () => {
+    const server = await serve({ connections: { maxPipelinedRequests: 4 } });
+    const key = await server.key({ perMinute: 10_000, perDay: 100_000 });
+    const one = `GET /v1/pets HTTP/1.1\r\n${host}Authorization: Bearer ${key}\r\n\r\n`;
+    const { closed } = await rawRequest(server.url, one.repeat(200), 3_000);
+    expect(closed).toBe(true);
+    expect(server.logs.join('')).toContain('too many pipelined requests');
+    // A client that pipelines a few is served in full.
+    const few = await rawRequest(
+      server.url,
+      `${one.repeat(3)}GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+    );
+    expect(few.text.match(/HTTP\/1\.1 200 /g)).toHaveLength(4);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+  });
+});

@@ -1,0 +1,216 @@
+// The real release flow against a real npm registry: Verdaccio on a free loopback port, with a temporary
+// storage and a throwaway user, serving only the @animal-store scope (everything else from npmjs as usual).
+// A scratch copy of this working tree gets a changeset, `pnpm version-packages`, then `pnpm release`; a
+// consumer with plain npm installs the server and the client from the registry and runs them.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  createKey,
+  freePort,
+  listeningUrl,
+  type ServerProcess,
+  spawnUntilReady,
+} from '@animal-store/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'animal-store-release-'));
+const scratch = join(work, 'repo');
+const consumer = join(work, 'consumer');
+const group = ['@animal-store/spec', '@animal-store/server', '@animal-store/client'];
+let registry: ChildProcess;
+let registryUrl: string;
+let token: string;
+let version: string;
+const started: ServerProcess[] = [];
+
+const sh = (command: string, cwd: string, env: Record<string, string> = {}) =>
+  exec('sh', ['-c', command], { cwd, env: { ...process.env, CI: '', ...env }, maxBuffer: 1 << 26 });
+
+/** The registry's record of a package (all versions), or undefined. */
+async function packument(name: string) {
+  const res = await fetch(`${registryUrl}${name.replace('/', '%2f')}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return res.ok
+    ? ((await res.json()) as { versions: Record<string, { dist: { tarball: string } }> })
+    : undefined;
+}
+
+beforeAll(async () => {
+  // The registry.
+  const port = await freePort();
+  registryUrl = `http://127.0.0.1:${port}/`;
+  writeFileSync(
+    join(work, 'verdaccio.yaml'),
+    `storage: ${join(work, 'storage')}
+auth:
+  htpasswd:
+    file: ${join(work, 'htpasswd')}
+uplinks:
+  npmjs:
+    url: https://registry.npmjs.org/
+packages:
+  '@animal-store/*':
+    access: $all
+    publish: $authenticated
+  '**':
+    access: $all
+    proxy: npmjs
+log: { type: stdout, format: pretty, level: warn }
+`,
+  );
+  const bin = join(dirname(fileURLToPath(import.meta.resolve('verdaccio/package.json'))), 'bin/verdaccio');
+  registry = spawn(
+    process.execPath,
+    [bin, '--config', join(work, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`],
+    {
+      stdio: 'ignore',
+    },
+  );
+  for (let i = 0; i < 100; i++) {
+    if ((await fetch(`${registryUrl}-/ping`).catch(() => undefined))?.ok) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const user = await fetch(`${registryUrl}-/user/org.couchdb.user:release-test`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'release-test', password: 'a-throwaway-password' }),
+  });
+  token = ((await user.json()) as { token: string }).token;
+  const npmrc = `@animal-store:registry=${registryUrl}\n//127.0.0.1:${port}/:_authToken=${token}\n`;
+
+  // The scratch copy: this working tree's files (not its node_modules or build output), its own install.
+  const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard'], {
+    cwd: repo,
+    maxBuffer: 1 << 24,
+  });
+  for (const file of stdout.split('\n').filter(Boolean)) {
+    mkdirSync(dirname(join(scratch, file)), { recursive: true });
+    cpSync(join(repo, file), join(scratch, file));
+  }
+  writeFileSync(join(scratch, '.npmrc'), npmrc);
+  await exec('git', ['init', '-q'], { cwd: scratch });
+  await sh('pnpm install --frozen-lockfile --prefer-offline', scratch);
+  writeFileSync(
+    join(scratch, '.changeset/release-test.md'),
+    `---\n"@animal-store/spec": patch\n"@animal-store/server": patch\n"@animal-store/client": patch\n---\n\nA release made by the release test.\n`,
+  );
+  await sh('pnpm version-packages', scratch);
+  version = (JSON.parse(readFileSync(join(scratch, 'spec/package.json'), 'utf8')) as { version: string })
+    .version;
+
+  mkdirSync(consumer);
+  writeFileSync(
+    join(consumer, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
+  );
+  writeFileSync(join(consumer, '.npmrc'), `@animal-store:registry=${registryUrl}\n`);
+});
+
+afterAll(async () => {
+  for (const s of started) await s.stop();
+  registry?.kill();
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('pnpm release against a registry', () => {
+  it('with a test failing, publishes nothing', async () => {
+    const broken = join(scratch, 'packages/client/src/broken.test.ts');
+    writeFileSync(broken, "import { expect, it } from 'vitest';\nit('fails', () => expect(1).toBe(2));\n");
+    try {
+      await expect(sh('pnpm release', scratch)).rejects.toThrow();
+    } finally {
+      rmSync(broken);
+    }
+    for (const name of group) expect(await packument(name)).toBeUndefined();
+  });
+
+  it('publishes spec, server and client at one new version, with READMEs and CHANGELOGs and nothing else', async () => {
+    await sh('pnpm release --skip-tests', scratch);
+    for (const name of group) {
+      const record = await packument(name);
+      expect(Object.keys(record?.versions ?? {}), name).toEqual([version]);
+      const tarball = join(work, `${name.replace('/', '-')}.tgz`);
+      writeFileSync(
+        tarball,
+        Buffer.from(await (await fetch(record?.versions[version]?.dist.tarball as string)).arrayBuffer()),
+      );
+      const files = (await exec('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean);
+      expect(files, name).toEqual(
+        expect.arrayContaining(['package/README.md', 'package/CHANGELOG.md', 'package/package.json']),
+      );
+      expect(
+        files.filter((f) => /\.test(-d)?\.[jt]s$|\/test\//.test(f)),
+        name,
+      ).toEqual([]);
+      if (name !== '@animal-store/server')
+        expect(
+          files.filter((f) => f.endsWith('docs.html')),
+          name,
+        ).toEqual([]);
+    }
+    const changelog = readFileSync(join(scratch, 'apps/server/CHANGELOG.md'), 'utf8');
+    expect(changelog).toContain(`## ${version}`);
+    expect(changelog).toContain('A release made by the release test.');
+  });
+
+  it('refuses to publish the same version twice, clearly, and publishes nothing', async () => {
+    const error = await sh('pnpm release --skip-tests', scratch).catch((e: { stderr: string }) => e);
+    expect((error as { stderr: string }).stderr).toMatch(/already published; nothing was published/);
+    for (const name of group) expect(Object.keys((await packument(name))?.versions ?? {})).toEqual([version]);
+  });
+
+  it('installs with plain npm in an empty project; npx @animal-store/server runs it; the client talks to it', async () => {
+    await sh(
+      `npm install --no-audit --no-fund @animal-store/server@${version} @animal-store/client@${version}`,
+      consumer,
+    );
+    const installed = (name: string) =>
+      (
+        JSON.parse(readFileSync(join(consumer, 'node_modules', name, 'package.json'), 'utf8')) as {
+          version: string;
+        }
+      ).version;
+    for (const name of group) expect(installed(name), name).toBe(version);
+    const serverDist = join(consumer, 'node_modules/@animal-store/server/dist');
+    const env = { DATABASE_URL: join(consumer, 'data/store.db'), NODE_ENV: 'production' };
+    const { key } = await createKey(serverDist, env, '--plan', 'free');
+    // Through the installed executables, as an operator would.
+    const viaBin = await sh(`npx animal-store-keys list --json`, consumer, env);
+    expect(JSON.parse(viaBin.stdout)).toHaveLength(1);
+    // `npx @animal-store/server` runs the package's own executable (its `server` bin, by npm's rule).
+    const spawned = await spawnUntilReady('npx', ['--no-install', '@animal-store/server'], {
+      cwd: consumer,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ...env,
+      },
+      ready: (output) => listeningUrl(output) !== undefined,
+      timeoutMs: 30_000,
+    });
+    const running = { ...spawned, url: listeningUrl(spawned.output()) as string };
+    started.push(running);
+    writeFileSync(
+      join(consumer, 'use.mjs'),
+      `import { createClient } from '@animal-store/client';
+const client = createClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
+const pet = await client.createPet({ name: 'Published', categoryId: 1 });
+const pets = await client.listPets({ id: [pet.id] });
+process.stdout.write(JSON.stringify({ pet, pets }));
+`,
+    );
+    const { stdout } = await sh('node use.mjs', consumer, { BASE_URL: `${running.url}/v1`, API_KEY: key });
+    const { pet, pets } = JSON.parse(stdout) as { pet: { id: number; name: string }; pets: unknown[] };
+    expect(pet.name).toBe('Published');
+    expect(pets).toEqual([pet]);
+  });
+});

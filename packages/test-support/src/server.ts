@@ -1,0 +1,59 @@
+// The built server and its key command as child processes, for every suite that starts them (server
+// process tests, contract tests, release tests). Readiness is the server's documented signal: the first
+// JSON log line whose msg is "listening", carrying the url.
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type Spawned, spawnUntilReady } from './spawn.js';
+
+export type ServerProcess = Spawned & { url: string };
+
+/** A fresh path for a throwaway SQLite database in its own temporary folder. */
+export const tempDatabase = (prefix = 'animal-store-test-') =>
+  join(mkdtempSync(join(tmpdir(), prefix)), 'store.db');
+
+/** The url of the server's readiness line in `output`, if it has been printed. */
+export function listeningUrl(output: string): string | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const record = JSON.parse(line) as { msg?: string; url?: string };
+      if (record.msg === 'listening' && record.url) return record.url;
+    } catch {
+      // not a log record (e.g. the development key banner)
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Starts `<serverDist>/main.js` on an ephemeral loopback port with only PATH and `env` in its environment,
+ * optionally under a wrapper command (e.g. `faketime -f @...`), and waits for its readiness line.
+ */
+export async function startServerProcess(
+  serverDist: string,
+  env: Record<string, string>,
+  wrapper: string[] = [],
+): Promise<ServerProcess> {
+  const [program = process.execPath, ...args] = [...wrapper, process.execPath, join(serverDist, 'main.js')];
+  const spawned = await spawnUntilReady(program, args, {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+    ready: (output) => listeningUrl(output) !== undefined,
+    timeoutMs: 20_000,
+  });
+  return { ...spawned, url: listeningUrl(spawned.output()) as string };
+}
+
+/** Runs `<serverDist>/cli/keys.js` with `args` on `env` (DATABASE_URL, ...); stdout and stderr. */
+export const keysCommand = (serverDist: string, env: Record<string, string>, ...args: string[]) =>
+  promisify(execFile)(process.execPath, [join(serverDist, 'cli/keys.js'), ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+  });
+
+/** A new key made by `keys create --json` (plan and limits in `args`), with everything it printed. */
+export async function createKey(serverDist: string, env: Record<string, string>, ...args: string[]) {
+  const { stdout } = await keysCommand(serverDist, env, 'create', '--json', ...args);
+  return JSON.parse(stdout) as { id: string; key: string; plan: string; perMinute: number; perDay: number };
+}

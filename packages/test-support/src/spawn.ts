@@ -1,0 +1,67 @@
+// A child process for tests: started, its output collected, awaited until it prints that it is ready,
+// and stopped with SIGTERM (its whole process group, as tools like Prism start helpers).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
+
+export type Spawned = {
+  child: ChildProcess;
+  /** Everything printed so far, stdout and stderr. */
+  output: () => string;
+  /** SIGTERM, then the exit code (null when killed by a signal). */
+  stop: () => Promise<number | null>;
+};
+
+export async function spawnUntilReady(
+  command: string,
+  args: string[],
+  options: {
+    env: NodeJS.ProcessEnv;
+    ready: RegExp | ((output: string) => boolean);
+    timeoutMs?: number;
+    cwd?: string;
+  },
+): Promise<Spawned> {
+  const child = spawn(command, args, {
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    ...(options.cwd && { cwd: options.cwd }),
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk;
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    const exited = once(child, 'exit');
+    process.kill(-(child.pid as number), 'SIGTERM');
+    const [code] = await exited;
+    return code as number | null;
+  };
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const ready =
+    typeof options.ready === 'function'
+      ? options.ready
+      : (text: string) => (options.ready as RegExp).test(text);
+  while (!ready(output)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`${command} did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, output: () => output, stop };
+}
+
+/** A TCP port free on loopback right now (for a process that must be told its port up front). */
+export async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}

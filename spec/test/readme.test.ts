@@ -1,0 +1,54 @@
+// The README works as written: every fenced shell command either runs here (on a throwaway database) or
+// is named below with the reason it does not (it starts the server, needs one, or is the test command).
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { tempDatabase } from '@animal-store/test-support';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) =>
+  (m[1] as string)
+    .replace(/\\\n\s*/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean),
+);
+
+/** Commands that cannot run inside the test suite, and why. */
+const notRunHere: [RegExp, string][] = [
+  [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 start$/, 'starts the server and keeps running'],
+  [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 test$/, 'is the test command itself'],
+  [/^curl /, 'needs a running server and its printed key'],
+];
+
+describe('README commands', () => {
+  it('are all accounted for', () => {
+    expect(commands.length).toBeGreaterThan(5);
+    for (const command of commands) {
+      const known = notRunHere.some(([pattern]) => pattern.test(command)) || command.startsWith('pnpm ');
+      expect(known, command).toBe(true);
+    }
+  });
+
+  it('the pnpm commands run as written on a fresh database, and --json prints JSON only', async () => {
+    const env = { ...process.env, DATABASE_URL: tempDatabase() };
+    const runnable = commands.filter((c) => c.startsWith('pnpm '));
+    expect(runnable.length).toBeGreaterThanOrEqual(4);
+    for (const command of runnable) {
+      const { stdout } = await promisify(execFile)('sh', ['-c', command], {
+        cwd: root,
+        env,
+        maxBuffer: 1 << 24,
+      });
+      if (command.includes('--json')) {
+        // Build banners go to stderr: stdout holds the JSON document (after pnpm's own script header).
+        const json = stdout.slice(stdout.search(/^[[{]/m));
+        expect(() => JSON.parse(json), command).not.toThrow();
+      }
+    }
+  }, 300_000);
+});
