@@ -172,6 +172,16 @@ describe('start-up on a store it cannot use', () => {
     expectOneClearLine(output, 'DATABASE_URL', '127.0.0.1:1/animals', 'cannot be used');
     expect(output).not.toContain('secret');
   });
+
+  it('when Redis cannot be reached at start, then it exits with one line naming REDIS_URL', async () => {
+    const { code, output } = await runToExit({
+      DATABASE_URL: tempDatabase(),
+      REDIS_URL: 'redis://:secret@127.0.0.1:1',
+    });
+    expect(code).toBe(1);
+    expectOneClearLine(output, 'REDIS_URL', '127.0.0.1:1', 'cannot be reached');
+    expect(output).not.toContain('secret');
+  });
 });
 
 describe('liveness and readiness', () => {

@@ -11,6 +11,7 @@ import {
   sqliteCounters,
   sweepExpired,
 } from '../limits/counters.js';
+import { StoreOpenError } from './open-error.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import { idempotencyWindowMs, type Store } from './store.js';
@@ -28,6 +29,38 @@ function hourly(task: () => unknown): () => void {
   const timer = setInterval(task, 3_600_000);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * Connects to Redis before the service answers anything: a request served before the connection is ready
+ * would fall back to per-instance memory, where a ban of record in Redis is not seen. Unreachable at start
+ * is a configuration error (StoreOpenError naming REDIS_URL); lost later, the counters' insurance takes over.
+ */
+async function connectRedis(url: string): Promise<Redis> {
+  // No offline queue and one retry: a request must not wait behind a dead connection (see redisCounters).
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    connectTimeout: 5000,
+  });
+  let reason = 'connection closed';
+  const noted = (error: Error) => {
+    reason = error.message;
+  };
+  client.on('error', noted);
+  try {
+    await client.connect();
+    return client;
+  } catch {
+    client.disconnect();
+    const where = new URL(url);
+    throw new StoreOpenError(
+      `REDIS_URL: Redis at ${where.host} cannot be reached (${reason}); check that it is running and reachable, and the URL.`,
+    );
+  } finally {
+    client.off('error', noted);
+  }
 }
 
 /** Opens the store (throws StoreOpenError with an operator's message) and the counters. */
@@ -52,12 +85,14 @@ export async function openBackend(
   // Idempotency keys are forgotten after a day (see http/idempotency.ts).
   cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
   if (redis) {
-    // No offline queue and one retry: a request must not wait behind a dead connection (see redisCounters).
-    const client = new Redis(redis.url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      lazyConnect: false,
-    });
+    let client: Redis;
+    try {
+      client = await connectRedis(redis.url);
+    } catch (error) {
+      await store.close().catch(() => {});
+      for (const cleanup of cleanups) await cleanup();
+      throw error;
+    }
     counters = redisCounters(client, redis.keyPrefix, logger);
     cleanups.push(() => client.disconnect());
   }
