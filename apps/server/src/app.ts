@@ -115,7 +115,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(metrics.observe);
   v1.use(announceDeprecations);
   v1.use(identify(store.keys));
-  v1.use(rateLimit(deps.limiter, metrics));
+  v1.use(rateLimit(deps.limiter, logger, metrics));
   if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins));
   v1.use(requireKey);
   v1.use(enforceSunsets);

@@ -1,6 +1,6 @@
 // What an operator sees: metrics after known traffic, logs that say who, the version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from './harness.js';
+import { call, rawRequest, startServer, type TestServer } from './harness.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -95,5 +95,31 @@ describe('logs that say who', () => {
       expect.objectContaining({ plan: 'enterprise', banSeconds: 120, msg: expect.stringMatching(/banned/) }),
     ]);
     expect(server.logs.join('')).not.toContain(key.split('_')[2]);
+  });
+
+  it('a request the client leaves before its answer is logged once, marked aborted', async () => {
+    const key = await server.key({ perMinute: 100, perDay: 100 });
+    const { port } = new URL(server.url);
+    // The body is announced but never sent: the client gives up while the server waits for it.
+    await rawRequest(
+      server.url,
+      `POST /v1/pets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${key}\r\nX-Request-Id: left-early\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"name":`,
+      200,
+    );
+    let lines: Record<string, unknown>[] = [];
+    for (let i = 0; i < 50 && lines.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      lines = server.logs
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => (l.req as { id?: string } | undefined)?.id === 'left-early');
+    }
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'request completed',
+        aborted: true,
+        keyId: key.split('_')[1],
+        req: { id: 'left-early', method: 'POST', url: '/v1/pets' },
+      }),
+    ]);
   });
 });

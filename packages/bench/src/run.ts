@@ -23,8 +23,10 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     profile: { type: 'boolean', default: false },
     backend: { type: 'string', multiple: true, default: [] },
+    scenario: { type: 'string', multiple: true, default: [] },
   },
 });
+const only = values.scenario as string[];
 const backends = values.backend as string[];
 for (const b of backends) {
   if (!['postgres', 'postgres+redis'].includes(b))
@@ -89,7 +91,13 @@ async function start(
 ): Promise<Target & { coldStartMs: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let output = '';
@@ -113,6 +121,11 @@ async function start(
   return { name, url, child, coldStartMs: performance.now() - started };
 }
 
+/** CPU time (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
 const peakRssMb = (pid: number) =>
   Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 
@@ -131,32 +144,45 @@ for (const b of backends) {
   extra.push(await start(b, [serverMain], env));
 }
 
-const scenarios = [
-  { name: 'GET /v1/pets?limit=20', requests: [{ method: 'GET', path: '/v1/pets?limit=20' }] },
-  {
-    name: 'GET /v1/pets?limit=100&status=available',
-    requests: [{ method: 'GET', path: '/v1/pets?limit=100&status=available' }],
-  },
-  {
-    name: 'POST /v1/pets',
-    requests: [{ method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 1 }) }],
-  },
-  { name: 'GET /v1/pets/{id}', requests: [{ method: 'GET', path: '/v1/pets/500' }] },
-  {
-    name: '20/80 POST/list mix',
-    requests: [
-      { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Mix', categoryId: 1 }) },
-      ...Array.from({ length: 4 }, () => ({ method: 'GET' as const, path: '/v1/pets?limit=20' })),
-    ],
-  },
-] as const;
+const scenarios = (
+  [
+    { name: 'GET /v1/pets?limit=20', requests: [{ method: 'GET', path: '/v1/pets?limit=20' }] },
+    {
+      name: 'GET /v1/pets?limit=100&status=available',
+      requests: [{ method: 'GET', path: '/v1/pets?limit=100&status=available' }],
+    },
+    {
+      name: 'POST /v1/pets',
+      requests: [
+        { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Bench', categoryId: 1 }) },
+      ],
+    },
+    { name: 'GET /v1/pets/{id}', requests: [{ method: 'GET', path: '/v1/pets/500' }] },
+    {
+      name: '20/80 POST/list mix',
+      requests: [
+        { method: 'POST', path: '/v1/pets', body: JSON.stringify({ name: 'Mix', categoryId: 1 }) },
+        ...Array.from({ length: 4 }, () => ({ method: 'GET' as const, path: '/v1/pets?limit=20' })),
+      ],
+    },
+  ] as const
+).filter((s) => only.length === 0 || only.some((o) => s.name.includes(o)));
 
-type Measure = { reqPerSec: number; p50: number; p99: number; non2xx: number; errors: number };
+type Measure = {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /** CPU time (user + system) the contestant spent per request: its cost, whatever the load generator got. */
+  cpuUsPerRequest: number;
+};
 const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
 let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
   const measured: Record<string, Measure> = {};
   for (const target of [server, bare, floor, ...extra]) {
+    const cpuBefore = cpuMs(target.child.pid as number);
     const result = await autocannon({
       url: target.url,
       headers: {
@@ -173,6 +199,7 @@ for (const scenario of scenarios) {
       p99: result.latency.p99,
       non2xx: result.non2xx,
       errors: result.errors,
+      cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
     };
   }
   if (scenario.name.startsWith('GET /v1/pets?')) {
@@ -198,11 +225,11 @@ const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Me
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   '',
-  '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | non-2xx |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/bare/floor | non-2xx |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map((row) => {
     const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
-    return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${s.non2xx + b.non2xx + f.non2xx} |`;
+    return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + b.non2xx + f.non2xx} |`;
   }),
   ...(extra.length
     ? [

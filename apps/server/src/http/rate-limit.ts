@@ -1,6 +1,7 @@
 // Counts every /v1 request against its key's windows (or its address's, without a valid key), sets the
 // rate-limit headers on the response whatever happens next, and answers 429 beyond the limit.
 import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
 import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
 import { windows } from '../plans.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
@@ -27,7 +28,7 @@ export type DecisionCounters = {
   bans: { inc(labels: { plan: string }): void };
 };
 
-export function rateLimit(limiter: RateLimiter, counters?: DecisionCounters) {
+export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: DecisionCounters) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const key = res.locals.apiKey;
     let decision: Decision;
@@ -55,7 +56,10 @@ export function rateLimit(limiter: RateLimiter, counters?: DecisionCounters) {
     const wait = seconds(decision.retryAfterMs);
     if (decision.banStarted && key) {
       counters?.bans.inc({ plan });
-      req.log.warn({ keyId: key.id, plan, banSeconds: wait }, 'key banned for sending while rate limited');
+      logger.warn(
+        { reqId: req.id, keyId: key.id, plan, banSeconds: wait },
+        'key banned for sending while rate limited',
+      );
     }
     const message =
       decision.code === 'temporarily_banned'

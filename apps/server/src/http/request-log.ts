@@ -1,11 +1,21 @@
-// One structured log line per request (pino-http), with a request id that the client may supply via
-// X-Request-Id and always gets back. Only method, url and status are logged: never headers (so never the
-// Authorization header), and in the url only the values of documented query parameters, so that a key
-// pasted into the query string (`?api_key=...`) never reaches the log.
+// One structured log line per request, with a request id that the client may supply via X-Request-Id and
+// always gets back. Only method, url and status are logged: never headers (so never the Authorization
+// header), and in the url only the values of documented query parameters, so that a key pasted into the
+// query string (`?api_key=...`) never reaches the log.
+//
+// Written by hand over pino (the logger) instead of pino-http: pino-http builds two or three child loggers
+// per request (bindings serialised each time) and cost about a fifth of the server's CPU per request in
+// `pnpm bench` (186 of 893 µs on GET /v1/pets); this writes the same line with one call.
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
+
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** The request id (X-Request-Id), set by requestLog. */
+    id: string;
+  }
+}
 
 const acceptable = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -27,32 +37,32 @@ export function redactQuery(url: string, documented: Set<string>): string {
   return `${url.slice(0, start)}?${query.join('&')}`;
 }
 
+/**
+ * The middleware: sets the request id, then logs one line when the response is done: `request completed`
+ * (level info; error for a 5xx, as `request errored`), with the key id (never its secret) and the client's
+ * address (after TRUST_PROXY) to say who, and `aborted: true` when the client left before the answer.
+ */
 export function requestLog(logger: Logger, documentedQuery: Set<string>) {
-  return pinoHttp({
-    logger,
-    wrapSerializers: false, // ours below already pick the few fields we log
-    genReqId: (req: IncomingMessage, res: ServerResponse) => {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
-    // Who: the key's id (never its secret) and the client's address (after TRUST_PROXY).
-    customProps: (req, res) => {
-      const { apiKey } = (res as unknown as { locals?: { apiKey?: { id: string } } }).locals ?? {};
-      return {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
+    req.id = id;
+    res.setHeader('X-Request-Id', id);
+    const method = req.method; // before headAsGet answers a HEAD as a GET
+    res.once('close', () => {
+      const { apiKey } = res.locals;
+      const line = {
+        req: { id, method, url: redactQuery(req.originalUrl, documentedQuery) },
+        res: { statusCode: res.statusCode },
+        responseTime: Math.round(performance.now() - started),
         ...(apiKey && { keyId: apiKey.id }),
-        client: (req as { ip?: string }).ip ?? req.socket.remoteAddress,
+        client: req.ip ?? req.socket.remoteAddress,
+        ...(!res.writableFinished && { aborted: true }),
       };
-    },
-    serializers: {
-      req: (req: { id: string; method: string; url: string; originalUrl?: string; head?: boolean }) => ({
-        id: req.id,
-        method: req.head ? 'HEAD' : req.method,
-        url: redactQuery(req.originalUrl ?? req.url, documentedQuery),
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      err: (err: Error) => ({ type: err.name, message: err.message }), // no stack traces in logs
-    },
-  });
+      if (res.statusCode >= 500) logger.error(line, 'request errored');
+      else logger.info(line, 'request completed');
+    });
+    next();
+  };
 }

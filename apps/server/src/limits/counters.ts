@@ -47,7 +47,11 @@ function withCachedStatements(db: Db) {
       }
       return statement;
     },
-    transaction: <T extends (...args: never[]) => unknown>(fn: T) => db.transaction(fn),
+    // The library wraps each upsert, one statement, in a transaction of its own: a single SQLite
+    // statement is atomic already, and run in autocommit it saves the BEGIN/COMMIT round and the
+    // wrapper better-sqlite3 builds per call (measured: about a tenth of the limiter's cost).
+    transaction: <T extends (...args: never[]) => unknown>(fn: T) =>
+      db.inTransaction ? db.transaction(fn) : fn,
   };
 }
 
