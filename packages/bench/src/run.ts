@@ -37,6 +37,8 @@ const connections = Number(values.connections);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const results = join(root, 'bench-results');
 const serverMain = join(root, 'apps/server/dist/main.js');
+/** The server runs as `pnpm start` and the package's bin run it (see apps/server/bin/animal-store-server.js). */
+const serverFlags = ['--max-semi-space-size=4'];
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
 const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -121,27 +123,32 @@ async function start(
   return { name, url, child, coldStartMs: performance.now() - started };
 }
 
-/** CPU time (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
-const cpuMs = (pid: number) => {
+/** CPU time (user + system) a process and its children (cluster workers) have used so far, from /proc. */
+const cpuMs = (pid: number): number => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const own = (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+  return own + children.reduce((sum, child) => sum + cpuMs(Number(child)), 0);
 };
 const peakRssMb = (pid: number) =>
   Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 
 mkdirSync(join(results, 'profiles'), { recursive: true });
 const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(results, 'profiles')] : [];
-const server = await start('server', [...profile, serverMain]);
+const server = await start('server', [...serverFlags, ...profile, serverMain]);
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
-const extra: Target[] = [];
+// The same server as a cluster of two workers (WORKERS=2), on the same file: what the second core adds.
+const extra: Target[] = [
+  await start('WORKERS=2', [...serverFlags, serverMain], { DATABASE_URL: databasePath, WORKERS: '2' }),
+];
 for (const b of backends) {
   headersOf.set(b, headersOf.get('postgres') as string);
   const env: Record<string, string> = {
     DATABASE_URL: pgUrl,
     ...(b === 'postgres+redis' && { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench:${process.pid}:` }),
   };
-  extra.push(await start(b, [serverMain], env));
+  extra.push(await start(b, [...serverFlags, serverMain], env));
 }
 
 const scenarios = (
@@ -234,7 +241,7 @@ const lines = [
   ...(extra.length
     ? [
         '',
-        `| scenario | sqlite req/s | ${extra.map((e) => `${e.name} req/s | ${e.name} / sqlite`).join(' | ')} |`,
+        `| scenario | SQLite, WORKERS=1 req/s | ${extra.map((e) => `${e.name} req/s | ${e.name} / WORKERS=1`).join(' | ')} |`,
         `|---|---|${extra.map(() => '---|---|').join('')}`,
         ...rows.map((row) => {
           const base = m(row, 'server').reqPerSec;

@@ -1,7 +1,7 @@
 // The one place that picks the engines from the configuration: the store from DATABASE_URL (SQLite or
 // PostgreSQL), the rate-limit counters from REDIS_URL (Redis) or else from the same database. Nothing
 // else imports an engine folder, except the SQLite-specific tests and tools.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Database } from '../config.js';
 import {
@@ -12,7 +12,6 @@ import {
   sweepExpired,
 } from '../limits/counters.js';
 import { StoreOpenError } from './open-error.js';
-import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import { idempotencyWindowMs, type Store } from './store.js';
 
@@ -38,6 +37,7 @@ function hourly(task: () => unknown): () => void {
  */
 async function connectRedis(url: string): Promise<Redis> {
   // No offline queue and one retry: a request must not wait behind a dead connection (see redisCounters).
+  const { Redis } = await import('ioredis');
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -78,6 +78,8 @@ export async function openBackend(
     counters = sqliteCounters(opened.db);
     cleanups.push(hourly(() => sweepExpired(opened.db)));
   } else {
+    // Engines are loaded only when configured: an SQLite service never loads pg or ioredis (memory, start).
+    const { openPostgresStore } = await import('./postgres/index.js');
     const opened = await openPostgresStore(database);
     store = opened.store;
     counters = postgresCounters(opened.pool);
