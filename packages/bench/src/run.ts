@@ -1,12 +1,14 @@
-// `pnpm bench [--duration s] [--connections n] [--profile] [--backend postgres|postgres+redis]`: the real
+// `pnpm bench [--duration s] [--connections n] [--scenario text] [--profile] [--backend postgres|postgres+redis]`: the real
 // server (built from this tree, with validation, rate limiting and logging on) against bare Express doing
 // the floor's work (src/bare-express.ts) and the framework-free floor (src/floor.ts), all on loopback over
 // one SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon
 // drives them in alternation with the same connections and duration. With --backend, the same server on
 // PostgreSQL (and Redis) is measured too, on the same data. Prints the tables and writes
-// bench-results/<timestamp>.json. --profile runs the server under --cpu-prof (bench-results/profiles/).
+// bench-results/<timestamp>.json. --profile runs the server under --cpu-prof (bench-results/profiles/) and
+// writes a text summary beside each profile (src/profile-summary.ts). --scenario <text> keeps the scenarios
+// whose name contains it.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +18,7 @@ import { openBackend, openSqliteStore, type Store } from '@animal-store/server';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { pino } from 'pino';
+import { summarise } from './profile-summary.js';
 
 const { values } = parseArgs({
   options: {
@@ -133,8 +136,10 @@ const cpuMs = (pid: number): number => {
 const peakRssMb = (pid: number) =>
   Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? Number.NaN) / 1024;
 
-mkdirSync(join(results, 'profiles'), { recursive: true });
-const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', join(results, 'profiles')] : [];
+const profiles = join(results, 'profiles');
+mkdirSync(profiles, { recursive: true });
+const profilesBefore = new Set(readdirSync(profiles));
+const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', profiles] : [];
 const server = await start('server', [...serverFlags, ...profile, serverMain]);
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
@@ -220,6 +225,9 @@ for (const target of [server, bare, floor, ...extra]) {
   await new Promise((r) => target.child.once('exit', r));
 }
 rmSync(dir, { recursive: true, force: true });
+const summaries = readdirSync(profiles)
+  .filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f))
+  .map((f) => summarise(join(profiles, f), root));
 if (backends.length > 0) {
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
@@ -270,3 +278,4 @@ const report = {
 const file = join(results, `${report.date.replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 process.stdout.write(`written: ${file}\n`);
+for (const summary of summaries) process.stdout.write(`profile summary: ${summary}\n`);
