@@ -86,25 +86,20 @@ export async function openBackend(
   }
   // Idempotency keys are forgotten after a day (see http/idempotency.ts).
   cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
+  const close = async () => {
+    for (const cleanup of cleanups) await cleanup();
+    await store.close();
+  };
   if (redis) {
     let client: Redis;
     try {
       client = await connectRedis(redis.url);
     } catch (error) {
-      await store.close().catch(() => {});
-      for (const cleanup of cleanups) await cleanup();
+      await close().catch(() => {});
       throw error;
     }
     counters = redisCounters(client, redis.keyPrefix, logger);
     cleanups.push(() => client.disconnect());
   }
-  return {
-    store,
-    counters,
-    name: `${database.engine}${redis ? '+redis' : ''}`,
-    async close() {
-      for (const cleanup of cleanups) await cleanup();
-      await store.close();
-    },
-  };
+  return { store, counters, name: `${database.engine}${redis ? '+redis' : ''}`, close };
 }
