@@ -2,7 +2,7 @@
 // under /v1 without being identified and counted.
 import { readFileSync } from 'node:fs';
 import { bundledSpecPath } from '@animal-store/spec/files';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/contract.js';
 import {
   call,
@@ -12,6 +12,7 @@ import {
   rawRequest,
   startServer,
   type TestServer,
+  withServer,
 } from './harness.js';
 
 let server: TestServer;
@@ -29,13 +30,9 @@ const error = (status: number, message: RegExp | string = /./) => ({
   status,
 });
 
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
+withServer((started, generous) => {
+  server = started;
+  key = generous;
 });
 
 describe('names that cannot be stored and returned exactly', () => {

@@ -10,7 +10,7 @@ import { chromium } from 'playwright-core';
 export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
 import { pino } from 'pino';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createApp } from '../src/app.js';
 import type { ConnectionLimits } from '../src/config.js';
 import { loadConfig } from '../src/config.js';
@@ -195,4 +195,21 @@ export async function expectServiceUnavailable(res: Response) {
   expect(res.status).toBe(503);
   expect(res.headers.get('retry-after')).toBe('5');
   expect(await res.json()).toEqual({ code: 'service_unavailable', message: expect.any(String), status: 503 });
+}
+
+/**
+ * One server for a whole test file, with a key far from its limits: started before the file's tests (then
+ * `prepare` runs, e.g. to seed pets), and after them checked for contract violations and stopped.
+ */
+export function withServer(prepare: (server: TestServer, key: string) => void | Promise<void>): void {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startServer();
+    await prepare(server, await server.key({ perMinute: 10_000, perDay: 100_000 }));
+  });
+  afterAll(async () => {
+    if (!server) return;
+    server.expectNoContractViolations();
+    await server.close();
+  });
 }

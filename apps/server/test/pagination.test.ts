@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call, type TestServer, withServer } from './harness.js';
 
 let server: TestServer;
 let key: string;
 const next = (res: Response) => /<([^>]+)>; rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
 
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
+withServer(async (started, generous) => {
+  server = started;
+  key = generous;
   for (let i = 1; i <= 250; i++) {
     await server.sql(
       'INSERT INTO pets (name, category_id, status) VALUES (?, 1, ?)',
@@ -15,10 +15,6 @@ beforeAll(async () => {
       i % 5 === 0 ? 'sold' : 'available',
     );
   }
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
 });
 
 async function walk(first: string) {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call, type TestServer, withServer } from './harness.js';
 
 let server: TestServer;
 let key: string;
@@ -8,13 +8,9 @@ const create = (body: unknown) =>
   call(`${server.url}/v1/pets`, key, { method: 'POST', body: JSON.stringify(body) });
 const count = () => server.petCount();
 
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
+withServer((started, generous) => {
+  server = started;
+  key = generous;
 });
 
 describe('POST /pets', () => {

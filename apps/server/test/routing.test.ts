@@ -1,17 +1,13 @@
 import { interfaceVersion } from '@animal-store/spec';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serverVersion } from '../src/version.js';
-import { call, startServer, type TestServer } from './harness.js';
+import { call, type TestServer, withServer } from './harness.js';
 
 let server: TestServer;
 let key: string;
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
+withServer((started, generous) => {
+  server = started;
+  key = generous;
 });
 
 describe('routes outside the contract', () => {
@@ -97,6 +93,6 @@ describe('response validation', () => {
     expect(server.violations).toEqual([expect.objectContaining({ method: 'GET', path: `/v1/pets/${id}` })]);
     expect(server.logs.join('')).not.toMatch(/"stack"/);
     await server.sql('DELETE FROM pets WHERE id = ?', id);
-    server.violations.length = 0; // seen and asserted; afterAll checks that nothing else broke
+    server.violations.length = 0; // seen and asserted; withServer checks after the file that nothing else broke
   });
 });
