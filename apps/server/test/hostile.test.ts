@@ -3,7 +3,7 @@
 // the built server as a process, each answer must be: no 5xx, the Error shape on every failure, the
 // rate-limit headers on every /v1 response; and the process alive at the end.
 import { pageSize } from '@animal-store/spec';
-import { createKey, tempDatabase } from '@animal-store/test-support';
+import { createKey, enterprise, tempDatabase } from '@animal-store/test-support';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateLimitHeaders, type ServerProcess, serverDist, startProcess } from './harness.js';
@@ -12,18 +12,7 @@ let server: ServerProcess;
 let key: string;
 beforeAll(async () => {
   const path = tempDatabase();
-  key = (
-    await createKey(
-      serverDist,
-      { DATABASE_URL: path },
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1000000',
-      '--per-day',
-      '10000000',
-    )
-  ).key;
+  key = (await createKey(serverDist, { DATABASE_URL: path }, ...enterprise(1_000_000, 10_000_000))).key;
   server = await startProcess({ DATABASE_URL: path, NODE_ENV: 'production', LOG_LEVEL: 'warn' });
 });
 afterAll(() => server.stop());

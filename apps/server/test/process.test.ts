@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createKey, requireTool, keysCommand as runKeys } from '@animal-store/test-support';
+import { createKey, enterprise, requireTool, keysCommand as runKeys } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, type ServerProcess, serverDist, startProcess, tempDatabase } from './harness.js';
 
@@ -122,21 +122,7 @@ describe('pnpm keys', () => {
   it('creates, lists and revokes keys on the server database', async () => {
     const databasePath = tempDatabase();
     const created = JSON.parse(
-      (
-        await keysCommand(
-          databasePath,
-          'create',
-          '--plan',
-          'enterprise',
-          '--per-minute',
-          '5',
-          '--per-day',
-          '50',
-          '--label',
-          'acme',
-          '--json',
-        )
-      ).stdout,
+      (await keysCommand(databasePath, 'create', ...enterprise(5, 50), '--label', 'acme', '--json')).stdout,
     );
     expect(created).toMatchObject({
       id: expect.stringMatching(/^[0-9a-f]{12}$/),
@@ -215,16 +201,7 @@ describe('GET /pets/{petId} after its sunset', () => {
  */
 async function banOneKey() {
   const databasePath = tempDatabase();
-  const created = await createKey(
-    serverDist,
-    { DATABASE_URL: databasePath },
-    '--plan',
-    'enterprise',
-    '--per-minute',
-    '1',
-    '--per-day',
-    '100',
-  );
+  const created = await createKey(serverDist, { DATABASE_URL: databasePath }, ...enterprise(1, 100));
   const server = await start({
     DATABASE_URL: databasePath,
     NODE_ENV: 'production',
@@ -344,16 +321,7 @@ describe('configuration reaches the running server', () => {
 describe('WORKERS', () => {
   it('shares the port over two workers, limits stay exact, a dead worker is replaced, SIGTERM drains all', async () => {
     const databasePath = tempDatabase();
-    const { key } = await createKey(
-      serverDist,
-      { DATABASE_URL: databasePath },
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '20',
-      '--per-day',
-      '1000',
-    );
+    const { key } = await createKey(serverDist, { DATABASE_URL: databasePath }, ...enterprise(20, 1000));
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production', WORKERS: '2' });
     const statuses = await Promise.all(
       Array.from({ length: 200 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),

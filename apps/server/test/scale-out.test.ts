@@ -1,7 +1,7 @@
 // N identical instances on one store (SQLite file, PostgreSQL, or PostgreSQL + Redis, per project): ids,
 // limits, bans and cursors hold across them and across restarts.
 
-import { createKey } from '@animal-store/test-support';
+import { createKey, enterprise } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, freshStore, type ServerProcess, serverDist, startProcess, type TestStore } from './harness.js';
 
@@ -18,18 +18,7 @@ async function instances(store: TestStore, n: number): Promise<ServerProcess[]> 
   return started;
 }
 const keyOn = async (store: TestStore, perMinute: number) =>
-  (
-    await createKey(
-      serverDist,
-      { ...store },
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      String(perMinute),
-      '--per-day',
-      '100000',
-    )
-  ).key;
+  (await createKey(serverDist, { ...store }, ...enterprise(perMinute, 100_000))).key;
 const codeOf = async (res: Response) =>
   res.status === 200 ? 200 : ((await res.json()) as { code: string }).code;
 

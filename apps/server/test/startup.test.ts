@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { closeSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createKey, keysCommand, tempDatabase } from '@animal-store/test-support';
+import { createKey, enterprise, keysCommand, tempDatabase } from '@animal-store/test-support';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, type ServerProcess, serverDist, startProcess } from './harness.js';
@@ -200,16 +200,7 @@ describe('liveness and readiness', () => {
 describe('durability', () => {
   it('after kill -9 under concurrent writes, every acknowledged pet is there, unchanged', async () => {
     const path = tempDatabase();
-    const { key } = await createKey(
-      serverDist,
-      { DATABASE_URL: path },
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '100000',
-      '--per-day',
-      '1000000',
-    );
+    const { key } = await createKey(serverDist, { DATABASE_URL: path }, ...enterprise(100_000, 1_000_000));
     const first = await startProcess({ DATABASE_URL: path, NODE_ENV: 'production', LOG_LEVEL: 'warn' });
     running.push(first);
     const acknowledged: { id: number; name: string; categoryId: number; status: string }[] = [];

@@ -1,5 +1,6 @@
 // The built client against the built server (no Prism between): what only the real service can show.
 import { ApiError, ConnectionError, createClient } from '@animal-store/client';
+import { enterprise } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, type Running, server, tempDatabase } from './processes.js';
 
@@ -7,15 +8,7 @@ let live: Running;
 let apiKey: string;
 beforeAll(async () => {
   const databasePath = tempDatabase();
-  apiKey = await createKey(
-    databasePath,
-    '--plan',
-    'enterprise',
-    '--per-minute',
-    '1000',
-    '--per-day',
-    '10000',
-  );
+  apiKey = await createKey(databasePath, ...enterprise(1000, 10_000));
   live = await server(databasePath);
 });
 afterAll(() => live?.stop());
@@ -89,15 +82,7 @@ describe('ConnectionError', () => {
 describe('a long Retry-After', () => {
   it('fails at once with the 429 and its retryAfter, instead of blocking', async () => {
     const databasePath = tempDatabase();
-    const tight = await createKey(
-      databasePath,
-      '--plan',
-      'enterprise',
-      '--per-minute',
-      '1',
-      '--per-day',
-      '100',
-    );
+    const tight = await createKey(databasePath, ...enterprise(1, 100));
     const other = await server(databasePath);
     try {
       const client = createClient({

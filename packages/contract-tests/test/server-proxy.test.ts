@@ -3,6 +3,8 @@
 // (410 needs a clock past the sunset: see apps/server/test/process.test.ts; 500 cannot be provoked).
 // Malformed JSON is left out: Prism 5.14.2 never answers a request whose JSON body it cannot parse, even
 // with request validation off; apps/server/test/pets.test.ts covers it against the server directly.
+
+import { enterprise } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, prismProxy, type Running, server, tempDatabase } from './processes.js';
 
@@ -13,8 +15,8 @@ let limitedKey: string;
 const databasePath = tempDatabase();
 
 beforeAll(async () => {
-  key = await createKey(databasePath, '--plan', 'enterprise', '--per-minute', '1000', '--per-day', '10000');
-  limitedKey = await createKey(databasePath, '--plan', 'enterprise', '--per-minute', '1', '--per-day', '100');
+  key = await createKey(databasePath, ...enterprise(1000, 10_000));
+  limitedKey = await createKey(databasePath, ...enterprise(1, 100));
   upstream = await server(databasePath, { RATE_LIMIT_ANONYMOUS_PER_MINUTE: '1000' });
   proxy = await prismProxy(`${upstream.url}/v1`);
 });

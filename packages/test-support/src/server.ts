@@ -52,6 +52,16 @@ export const keysCommand = (serverDist: string, env: Record<string, string>, ...
     env: { PATH: process.env.PATH ?? '', ...env },
   });
 
+/** The `keys create` arguments of an enterprise key with its own limits. */
+export const enterprise = (perMinute: number, perDay: number): string[] => [
+  '--plan',
+  'enterprise',
+  '--per-minute',
+  String(perMinute),
+  '--per-day',
+  String(perDay),
+];
+
 /** A new key made by `keys create --json` (plan and limits in `args`), with everything it printed. */
 export async function createKey(serverDist: string, env: Record<string, string>, ...args: string[]) {
   const { stdout } = await keysCommand(serverDist, env, 'create', '--json', ...args);
