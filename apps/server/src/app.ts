@@ -18,6 +18,7 @@ import {
 import { corsFor } from './http/cors.js';
 import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
 import { errorHandler, notFound } from './http/errors.js';
+import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
 import { HttpError, sendError } from './http/http-error.js';
 import { idempotency } from './http/idempotency.js';
 import { identify, requireKey } from './http/identify.js';
@@ -82,6 +83,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
   app.disable('etag'); // every /v1 response carries fresh rate-limit headers: nothing to revalidate (and it costs)
   app.use(requestLog(logger, documentedQuery(contract)));
+  app.use(unsupportedExpectationOutside(basePath));
   app.get('/healthz', (_req, res) => {
     // Liveness only: the process answers; /readyz checks the store.
     res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
@@ -116,6 +118,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(announceDeprecations);
   v1.use(identify(store.keys));
   v1.use(rateLimit(deps.limiter, logger, metrics));
+  v1.use(unsupportedExpectation);
   if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins));
   v1.use(requireKey);
   v1.use(enforceSunsets);

@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import type { ConnectionLimits } from './config.js';
+import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
 import { codeForStatus } from './http/http-error.js';
 
 export const defaultConnectionLimits: ConnectionLimits = {
@@ -33,7 +34,6 @@ const statusForParserError: Record<string, number> = {
 const messages: Record<number, string> = {
   400: 'The request could not be parsed as HTTP/1.1.',
   408: 'The request did not arrive in time.',
-  417: 'Only "Expect: 100-continue" is supported.',
   431: 'The request header section is too large.',
   501: 'This method is not implemented.',
 };
@@ -55,22 +55,39 @@ function rawError(status: number): string {
   ].join('\r\n');
 }
 
-/** `GET http://host/v1/pets` (absolute form, RFC 9112 §3.2.2) is routed exactly like `GET /v1/pets`. */
+/**
+ * `GET http://host/v1/pets` (absolute form, RFC 9112 §3.2.2) is routed exactly like `GET /v1/pets`. Split by
+ * RFC 3986's own pattern rather than WHATWG URL, which reads `http:///v1/pets` as host `v1`, path `/pets`.
+ */
+const absoluteForm = /^https?:\/\/[^/?#]*([^?#]*)(\?[^#]*)?/i;
 function toOriginForm(req: IncomingMessage): void {
   const target = req.url ?? '/';
   if (target.startsWith('/') || target === '*') return;
-  try {
-    const url = new URL(target);
-    if (url.protocol === 'http:' || url.protocol === 'https:') req.url = `${url.pathname}${url.search}`;
-  } catch {
-    // not a URL at all: left as is, Express answers 404
-  }
+  const match = absoluteForm.exec(target);
+  if (match) req.url = `${match[1] || '/'}${match[2] ?? ''}`;
+  // anything else is not a URL at all: left as is, Express answers 404
 }
 
 const inFlight = Symbol('requests in flight on this connection');
 type CountedSocket = Socket & { [inFlight]?: number };
 
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
+  function handle(req: IncomingMessage, res: ServerResponse) {
+    // A client that pipelines requests without reading the answers makes Node queue them all: past the
+    // cap, the connection is dropped instead of holding more memory.
+    const socket = req.socket as CountedSocket;
+    socket[inFlight] = (socket[inFlight] ?? 0) + 1;
+    res.once('close', () => {
+      socket[inFlight] = (socket[inFlight] ?? 1) - 1;
+    });
+    if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {
+      logger.warn({ remoteAddress: socket.remoteAddress }, 'too many pipelined requests: connection dropped');
+      socket.destroy();
+      return;
+    }
+    toOriginForm(req);
+    app(req, res);
+  }
   const server = createHttpServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -79,25 +96,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
       // How often Node checks the two timeouts above (default 30 s, far coarser than they are).
       connectionsCheckingInterval: Math.min(1_000, limits.headersTimeoutMs / 2),
     },
-    (req: IncomingMessage, res: ServerResponse) => {
-      // A client that pipelines requests without reading the answers makes Node queue them all: past the
-      // cap, the connection is dropped instead of holding more memory.
-      const socket = req.socket as CountedSocket;
-      socket[inFlight] = (socket[inFlight] ?? 0) + 1;
-      res.once('close', () => {
-        socket[inFlight] = (socket[inFlight] ?? 1) - 1;
-      });
-      if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {
-        logger.warn(
-          { remoteAddress: socket.remoteAddress },
-          'too many pipelined requests: connection dropped',
-        );
-        socket.destroy();
-        return;
-      }
-      toOriginForm(req);
-      app(req, res);
-    },
+    handle,
   );
   server.maxConnections = limits.maxConnections;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
@@ -109,15 +108,12 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
       socket.destroy();
     }
   });
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
-    const body = errorBody(417);
-    res.writeHead(417, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      Connection: 'close',
-      'X-Request-Id': randomUUID(),
-    });
-    res.end(body);
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    // An Expect other than 100-continue: answered 417 by the app (see unsupportedExpectation), so that under
+    // /v1 it is identified, counted and carries the rate-limit headers like every other answer.
+    (req as ExpectingRequest)[unmetExpectation] = true;
+    res.setHeader('Connection', 'close');
+    handle(req, res);
   });
   return server;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, startServer, type TestServer } from './harness.js';
+import { call, startServer, type TestServer, tokenParts } from './harness.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -55,7 +55,7 @@ describe('authentication on every operation', () => {
   it('when a key is revoked, then it is refused from the next request on', async () => {
     const key = await server.key();
     expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
-    const id = key.split('_')[1] as string;
+    const id = tokenParts(key).id;
     expect(await server.keys.revoke(id)).toBe(true);
     const res = await call(`${server.url}/v1/pets`, key);
     expect(res.status).toBe(401);
@@ -64,7 +64,7 @@ describe('authentication on every operation', () => {
 
   it('stores only a hash of the secret', async () => {
     const key = await server.key();
-    const secret = key.split('_').slice(2).join('_');
+    const secret = tokenParts(key).secret;
     const rows = await server.sql('SELECT * FROM api_keys');
     expect(JSON.stringify(rows)).not.toContain(secret);
   });
@@ -83,7 +83,7 @@ describe('authentication on every operation', () => {
 describe('key rotation and last use (every engine)', () => {
   it('a rotated key answers with its new secret; the old one only within the grace period', async () => {
     const old = await server.key();
-    const id = old.split('_')[1] as string;
+    const id = tokenParts(old).id;
     const graced = (await server.keys.rotate(id, 600)) as string;
     expect((await call(`${server.url}/v1/pets`, graced)).status).toBe(200);
     expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
@@ -94,6 +94,17 @@ describe('key rotation and last use (every engine)', () => {
     expect(await server.keys.rotate('000000000000', 0)).toBeUndefined();
     const listed = (await server.keys.list()).find((k) => k.id === id);
     expect(listed?.lastUsedAt).toEqual(expect.any(String));
+  });
+});
+
+describe('the grace period of a rotation', () => {
+  it('ends: the previous secret is refused once it has run out, the new one still works', async () => {
+    const old = await server.key();
+    const fresh = (await server.keys.rotate(tokenParts(old).id, 1)) as string;
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(401);
+    expect((await call(`${server.url}/v1/pets`, fresh)).status).toBe(200);
   });
 });
 

@@ -1,9 +1,12 @@
 // CORS from a real browser: a page on another origin calls the API with fetch in headless Chromium.
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { toolFor } from '@animal-store/test-support';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, launchChromium, startServer, type TestServer } from './harness.js';
+
+const chromium = toolFor('CORS in a real browser', 'chromium');
 
 let browser: Browser;
 let pageServer: Server;
@@ -36,6 +39,7 @@ const page = (api: string, key: string) => `<!doctype html><script>
 </script>`;
 
 beforeAll(async () => {
+  if (!chromium) return;
   browser = await launchChromium();
   pageServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
   pageServer.listen(0, '127.0.0.1');
@@ -61,7 +65,7 @@ async function visit(api: TestServer) {
   return result as Record<string, unknown>;
 }
 
-describe('CORS_ORIGINS', () => {
+describe.runIf(chromium)('CORS_ORIGINS', () => {
   it('lets a page of an allowed origin call the API with its key and read the exposed headers', async () => {
     const api = await startServer({ corsOrigins: [pageOrigin] });
     servers.push(api);

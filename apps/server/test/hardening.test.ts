@@ -154,6 +154,28 @@ describe('every /v1 request is identified and counted', () => {
   );
 });
 
+describe('answers made before the router are counted too', () => {
+  it.each([
+    ['Expect: bogus', (host: string) => `GET /v1/pets HTTP/1.1\r\nHost: ${host}\r\nExpect: bogus\r\n`, 417],
+    ['an empty authority', (host: string) => `GET http:///v1/pets HTTP/1.1\r\nHost: ${host}\r\n`, 200],
+  ])(
+    'when %s, then the answer carries the rate-limit headers and is counted against the key',
+    async (_, head, status) => {
+      const mine = await server.key({ perMinute: 50, perDay: 1000 });
+      const { host } = new URL(server.url);
+      const { text } = await rawRequest(
+        server.url,
+        `${head(host)}Authorization: Bearer ${mine}\r\nConnection: close\r\n\r\n`,
+      );
+      const res = parseRaw(text);
+      expect(res.status).toBe(status);
+      for (const name of rateLimitHeaders) expect(res.headers[name], name).toBeDefined();
+      expect(res.headers['x-ratelimit-remaining']).toBe('49');
+      expect((await call(`${server.url}/v1/pets`, mine)).headers.get('x-ratelimit-remaining')).toBe('48');
+    },
+  );
+});
+
 describe('HEAD', () => {
   it('is answered like GET without a body, and counted like GET', async () => {
     const mine = await server.key({ perMinute: 50, perDay: 1000 });

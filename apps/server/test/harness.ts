@@ -19,6 +19,7 @@ import type { ContractViolation } from '../src/http/validation.js';
 import { createRateLimiter, type LimiterOptions } from '../src/limits/policy.js';
 import { type Plan, quotaFor } from '../src/plans.js';
 import { createServer, defaultConnectionLimits } from '../src/server.js';
+import { parseKeyToken } from '../src/store/key-tokens.js';
 import { openBackend } from '../src/store/open.js';
 import { freshStore, rawSql, type TestStore } from './backends.js';
 
@@ -112,6 +113,13 @@ export async function startServer(
 }
 
 export const json = 'application/json';
+
+/** A key's id and secret, read by the server's own parser (a secret may itself contain `_`). */
+export function tokenParts(token: string): { id: string; secret: string } {
+  const parts = parseKeyToken(token);
+  if (!parts) throw new Error('not an API key');
+  return parts;
+}
 
 /** The rate-limit headers every /v1 response carries (lower-case, as fetch reports them). */
 export const rateLimitHeaders = [

@@ -2,7 +2,8 @@
 // operation, wrong types, out of range, boundaries ±1, missing, extra, odd encodings, odd methods. Against
 // the built server as a process, each answer must be: no 5xx, the Error shape on every failure, the
 // rate-limit headers on every /v1 response; and the process alive at the end.
-import { pageSize } from '@animal-store/spec';
+import { gzipSync } from 'node:zlib';
+import { pageSize, requestBodyLimit } from '@animal-store/spec';
 import { createKey, enterprise, tempDatabase } from '@animal-store/test-support';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,8 +62,18 @@ const newPet = fc.record(
   { name, categoryId, status, id: fc.integer(), colour: fc.string() },
   { requiredKeys: [] },
 );
+/** Arrays or objects nested `depth` deep, as JSON text: up to the 16 KiB body limit (8,000 deep). */
+const nested = (depth: number, object: boolean) =>
+  object ? `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}` : `${'['.repeat(depth)}${']'.repeat(depth)}`;
+const deep = fc
+  .tuple(fc.integer({ min: 1, max: 8_000 }), fc.boolean(), fc.boolean())
+  .map(([depth, object, inField]) => {
+    const value = nested(object ? Math.min(depth, 2_700) : depth, object);
+    return inField ? `{"name":"x","categoryId":${value}}` : value;
+  });
 const body = fc.oneof(
   newPet.map((v) => JSON.stringify(v)),
+  deep,
   anyJson.map((v) => JSON.stringify(v)),
   fc.string({ unit: 'binary' }),
   fc.constantFrom(
@@ -170,4 +181,23 @@ describe('hostile requests built from the contract', () => {
     expect(server.child.exitCode).toBeNull();
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   }, 120_000);
+});
+
+describe('bodies nested as deep as the size limit allows', () => {
+  const depth = requestBodyLimit / 2 - 192; // just under the limit
+  const deepest = nested(depth, false);
+  it.each([
+    ['a bare array', deepest, {}],
+    ['an array in a field', `{"name":"x","categoryId":${nested(depth - 20, false)}}`, {}],
+    ['a gzip-encoded array', gzipSync(deepest), { 'content-encoding': 'gzip' }],
+  ])('when %s, then 400 in the Error shape', async (_, body, extra) => {
+    expect(body.length).toBeLessThanOrEqual(requestBodyLimit);
+    const res = await fetch(`${server.url}/v1/pets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...extra },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ code: 'invalid_request', message: expect.any(String), status: 400 });
+  });
 });

@@ -1,6 +1,7 @@
 // Interface 1.1.0: the id filter (getPet's successor), Location on 201, and Idempotency-Key on createPet.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, parseRaw, rawRequest, startServer, type TestServer } from './harness.js';
+import { fingerprint } from '../src/http/idempotency.js';
+import { backend, call, parseRaw, rawRequest, startServer, type TestServer, tokenParts } from './harness.js';
 
 let server: TestServer;
 let key: string;
@@ -108,6 +109,63 @@ describe('Idempotency-Key on POST /pets', () => {
     for (const r of answers.filter((a) => a.status === 409)) {
       expect((await r.json()).code).toBe('idempotency_in_progress');
     }
+  });
+
+  it('answers 409 while the first request with the key is still in progress, adding nothing', async () => {
+    // The first request's claim, made as the idempotency layer makes it: the HTTP request below then
+    // finds the key claimed and no pet yet, on every engine (no race needed).
+    const body = { name: 'Slow', categoryId: 1 };
+    await server.store.idempotency.claim(
+      { apiKeyId: tokenParts(key).id, key: 'in-flight' },
+      fingerprint(body),
+      {
+        now: Date.now(),
+        expireBefore: 0,
+        abandonBefore: 0,
+      },
+    );
+    const before = await server.petCount();
+    const res = await create(body, { 'idempotency-key': 'in-flight' });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      code: 'idempotency_in_progress',
+      message: expect.any(String),
+      status: 409,
+    });
+    expect(await server.petCount()).toBe(before);
+  });
+
+  it('records the key in the transaction that creates the pet: when recording fails, no pet is stored', async () => {
+    // A trigger makes the store's write of the key's record fail, after the pet's insert.
+    const postgres = backend !== 'sqlite';
+    if (postgres) {
+      await server.sql(
+        "CREATE FUNCTION refuse_record() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$ LANGUAGE plpgsql",
+      );
+      await server.sql(
+        'CREATE TRIGGER refuse_record BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_record()',
+      );
+    } else {
+      await server.sql(
+        "CREATE TRIGGER refuse_record BEFORE UPDATE ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'injected'); END",
+      );
+    }
+    const headers = { 'idempotency-key': 'crash-between' };
+    const before = await server.petCount();
+    try {
+      expect((await create({ name: 'Once', categoryId: 1 }, headers)).status).toBe(500);
+      expect(await server.petCount()).toBe(before);
+    } finally {
+      await server.sql(
+        postgres ? 'DROP TRIGGER refuse_record ON idempotency_keys' : 'DROP TRIGGER refuse_record',
+      );
+    }
+    const retried = await create({ name: 'Once', categoryId: 1 }, headers);
+    expect(retried.status).toBe(201);
+    expect(await server.petCount()).toBe(before + 1);
+    const replayed = await create({ name: 'Once', categoryId: 1 }, headers);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(await server.petCount()).toBe(before + 1);
   });
 
   it('scopes keys per API key', async () => {

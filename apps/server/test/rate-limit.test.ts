@@ -104,6 +104,18 @@ describe('rate limits by key', () => {
     expect(header(limited, 'ratelimit')).toMatch(/^"minute";r=93;t=\d+, "day";r=0;t=\d+$/);
   });
 
+  it('when both windows are exhausted, Retry-After and every header name the day, not the minute', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 7, perDay: 7 });
+    for (let i = 0; i < 7; i++) expect((await list(server, key)).status).toBe(200);
+    const limited = await list(server, key);
+    expect(limited.status).toBe(429);
+    const wait = int(limited, 'retry-after');
+    expect(wait).toBeGreaterThan(86_000);
+    expect((await limited.json()).message).toContain(`retry in ${wait} seconds`);
+    expectOneWait(limited, wait);
+  });
+
   it('on a tie, describes the shorter window', async () => {
     const server = await serve();
     const key = await server.key({ perMinute: 5, perDay: 5 });
@@ -119,6 +131,15 @@ describe('rate limits by key', () => {
   });
 });
 
+/** Retry-After, X-RateLimit-Reset and every exhausted window of RateLimit name the same wait (±1 s rounding). */
+function expectOneWait(res: Response, wait: number) {
+  expect(int(res, 'x-ratelimit-remaining')).toBe(0);
+  expect(Math.abs(int(res, 'x-ratelimit-reset') - Math.ceil(now() + wait))).toBeLessThanOrEqual(1);
+  const exhausted = [...String(header(res, 'ratelimit')).matchAll(/r=0;t=(\d+)/g)].map((m) => Number(m[1]));
+  expect(exhausted.length).toBeGreaterThan(0);
+  for (const t of exhausted) expect(Math.abs(t - wait)).toBeLessThanOrEqual(1);
+}
+
 describe('temporary ban', () => {
   it('bans a key that keeps sending while limited, then lifts the ban', async () => {
     const server = await serve({ limits: { ban: { threshold: 3, seconds: 2 } } });
@@ -132,7 +153,11 @@ describe('temporary ban', () => {
       message: expect.any(String),
       status: 429,
     });
-    expect(header(banned, 'retry-after')).toBe('2');
+    // The ban (2 s) ends before the minute window (about a minute): the wait is the minute's, and every
+    // header tells the same wait.
+    const wait = int(banned, 'retry-after');
+    expect(wait).toBeGreaterThan(50);
+    expectOneWait(banned, wait);
     expect(header(banned, 'x-ratelimit-limit')).toBe('1');
     const stillBanned = await list(server, key);
     expect((await stillBanned.json()).code).toBe('temporarily_banned');
@@ -215,5 +240,6 @@ describe('exactness', () => {
     const res = await list(second, banned);
     expect((await res.json()).code).toBe('temporarily_banned');
     expect(int(res, 'retry-after')).toBeGreaterThan(590);
+    expectOneWait(res, int(res, 'retry-after')); // the ban's wait, not the minute window's
   });
 });

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, requireTool } from '@animal-store/test-support';
+import { freePort, toolFor } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from './backends.js';
 import { freshStore, type ServerProcess, startProcess } from './harness.js';
@@ -25,9 +25,11 @@ const from = (localAddress: string) =>
     req.end();
   });
 
-describe.runIf(backend === 'postgres+redis')('behind nginx with TRUST_PROXY=loopback', () => {
+const nginxBinary = backend === 'postgres+redis' ? toolFor('the reverse-proxy suite', 'nginx') : undefined;
+
+describe.runIf(nginxBinary)('behind nginx with TRUST_PROXY=loopback', () => {
   beforeAll(async () => {
-    const binary = requireTool('nginx');
+    const binary = nginxBinary as string;
     const store = await freshStore();
     const env = {
       ...store,

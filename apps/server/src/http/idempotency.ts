@@ -27,7 +27,8 @@ function canonical(value: unknown): string {
   }
   return JSON.stringify(value);
 }
-const fingerprint = (body: unknown) => createHash('sha256').update(canonical(body)).digest('base64url');
+export const fingerprint = (body: unknown) =>
+  createHash('sha256').update(canonical(body)).digest('base64url');
 
 /** For POST /pets (after validation): claims the key or answers from the earlier request. */
 export function idempotency(store: IdempotencyStore) {

@@ -58,13 +58,24 @@ export function jsonBody(limitBytes: number) {
 
 const loneSurrogate = /\p{Cs}/u; // in Unicode mode a proper pair is one code point, never a Cs
 
-/** The path of the first string in `value` holding a lone surrogate, or undefined. */
-function illFormed(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return loneSurrogate.test(value) ? path : undefined;
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [name, inner] of Object.entries(value)) {
-    const found = illFormed(inner, `${path}.${name}`);
-    if (found) return found;
+/**
+ * The path of the first string in `value` holding a lone surrogate, or undefined. Walked with a stack of
+ * its own, not by recursion: a body within the size limit can nest thousands deep (`[[[[…]]]]`), past the
+ * call stack.
+ */
+function illFormed(value: unknown): string | undefined {
+  const pending: [unknown, string][] = [[value, 'body']];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === 'string') {
+      if (loneSurrogate.test(item)) return path;
+    } else if (typeof item === 'object' && item !== null) {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [name, inner] = entries[i] as [string, unknown];
+        pending.push([inner, `${path}.${name}`]);
+      }
+    }
   }
   return undefined;
 }
@@ -75,7 +86,7 @@ function illFormed(value: unknown, path: string): string | undefined {
  * NewPet.name description).
  */
 function wellFormedStrings(req: Request, _res: Response, next: NextFunction) {
-  const field = illFormed(req.body, 'body');
+  const field = illFormed(req.body);
   if (!field) return next();
   next(new HttpError(400, `${field} must not contain lone surrogates (they have no UTF-8 form).`));
 }

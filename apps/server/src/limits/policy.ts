@@ -42,6 +42,13 @@ export interface RateLimiter {
 
 export type LimiterOptions = Limits;
 
+/**
+ * How long until a request would be admitted: the longest reset among the exhausted windows (a key out of
+ * both its minute and its day waits for the day, not the minute).
+ */
+export const untilAdmitted = (states: WindowState[]): number =>
+  Math.max(0, ...states.filter((s) => s.remaining <= 0).map((s) => s.resetMs));
+
 /** A counter rejected the request (over its limit) as opposed to failing (store down): rethrow failures. */
 const rejected = (error: unknown): RateLimiterRes => {
   if (error instanceof RateLimiterRes) return error;
@@ -87,10 +94,17 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
     }
   }
 
-  async function limited(id: string, retryAfterMs: number, states: WindowState[]): Promise<Decision> {
+  async function limited(id: string, states: WindowState[]): Promise<Decision> {
+    const retryAfterMs = untilAdmitted(states);
     const banMs = await violation(id);
     return banMs > 0
-      ? { allowed: false, code: 'temporarily_banned', retryAfterMs: banMs, windows: states, banStarted: true }
+      ? {
+          allowed: false,
+          code: 'temporarily_banned',
+          retryAfterMs: Math.max(banMs, retryAfterMs),
+          windows: states,
+          banStarted: true,
+        }
       : { allowed: false, code: 'rate_limited', retryAfterMs, windows: states };
   }
 
@@ -103,11 +117,12 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
     ];
     const banMs = await banned(subject.id);
     if (banMs > 0) {
+      const states = await both(null, null);
       return {
         allowed: false,
         code: 'temporarily_banned',
-        retryAfterMs: banMs,
-        windows: await both(null, null),
+        retryAfterMs: Math.max(banMs, untilAdmitted(states)),
+        windows: states,
       };
     }
     // Minute first, and the day only when the minute admitted: a minute rejection must not burn day quota.
@@ -116,7 +131,7 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
       minuteRes = await minute.consume(subject.id);
     } catch (error) {
       const res = rejected(error);
-      return limited(subject.id, res.msBeforeNext, await both(res, null));
+      return limited(subject.id, await both(res, null));
     }
     try {
       const dayRes = await day.consume(subject.id);
@@ -124,7 +139,7 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
     } catch (error) {
       const res = rejected(error);
       const refunded = await minute.reward(subject.id); // the request did not count after all
-      return limited(subject.id, res.msBeforeNext, await both(refunded, res));
+      return limited(subject.id, await both(refunded, res));
     }
   }
 
