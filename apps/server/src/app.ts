@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { interfaceVersion, requestBodyLimit } from '@animal-store/spec';
 import express, { type Express, Router } from 'express';
 import type { Logger } from 'pino';
+import type { TrustProxy } from './config.js';
 import {
   basePath,
   documentedQuery,
@@ -24,7 +25,7 @@ import { idempotency } from './http/idempotency.js';
 import { identify, requireKey } from './http/identify.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
-import { canonicalIntegers, decodablePath, headAsGet, jsonBody } from './http/requests.js';
+import { canonicalIntegers, decodablePath, headAsGet, jsonBody, plainQueryNames } from './http/requests.js';
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
 import type { RateLimiter } from './limits/policy.js';
 import { createMetrics, metricsEndpoint } from './ops/metrics.js';
@@ -51,7 +52,7 @@ export type AppDeps = {
   limiter: RateLimiter;
   logger: Logger;
   /** Express 'trust proxy' (see TRUST_PROXY): lets the per-address limit see clients behind a proxy. */
-  trustProxy?: string | undefined;
+  trustProxy?: TrustProxy | undefined;
   /** Called for every response that breaks the contract (it is also answered 500); logs by default. */
   onContractViolation?: (violation: ContractViolation) => void;
   /** The contract to enforce; the bundled one by default (tests pass a stricter copy). */
@@ -124,6 +125,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(enforceSunsets);
   v1.use(decodablePath);
   v1.use(headAsGet);
+  v1.use(plainQueryNames);
   v1.use(canonicalIntegers(integerQueryParameters(contract)));
   v1.use(jsonBody(requestBodyLimit));
   v1.use(contractValidator(contract, onViolation));

@@ -58,7 +58,17 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_BAN_SECONDS', '60', (c) => c.limits.ban.seconds, 60],
     ['RATE_LIMIT_ANONYMOUS_PER_MINUTE', '5', (c) => c.limits.anonymousPerMinute, 5],
     ['SHUTDOWN_GRACE_SECONDS', '2', (c) => c.shutdownGraceMs, 2_000],
-    ['TRUST_PROXY', 'loopback', (c) => c.trustProxy, 'loopback'],
+    ['TRUST_PROXY', 'loopback', (c) => c.trustProxy, ['loopback']],
+    ['TRUST_PROXY', '1', (c) => c.trustProxy, 1],
+    ['TRUST_PROXY', '2', (c) => c.trustProxy, 2],
+    ['TRUST_PROXY', 'true', (c) => c.trustProxy, true],
+    ['TRUST_PROXY', 'false', (c) => c.trustProxy, false],
+    [
+      'TRUST_PROXY',
+      'loopback, 10.0.0.0/8, fd00::/8',
+      (c) => c.trustProxy,
+      ['loopback', '10.0.0.0/8', 'fd00::/8'],
+    ],
     [
       'CORS_ORIGINS',
       'https://a.example, http://127.0.0.1:8080',
@@ -94,6 +104,9 @@ describe('loadConfig', () => {
     ['METRICS_TOKEN', 'short'],
     ['WORKERS', '0'],
     ['WORKERS', 'many'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', 'loopback,proxy.example'],
   ])('%s=%s is refused with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -1,6 +1,7 @@
 // The environment, parsed once and validated at start (zod); a bad value stops the process with a clear
 // message instead of surfacing later. Every variable is documented in docs/configuration.md and
 // .env.example.
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -27,7 +28,25 @@ const schema = z.object({
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: integer(30, 1, 1_000_000),
   SHUTDOWN_GRACE_SECONDS: integer(10, 0, 600),
   // Express's 'trust proxy' setting: which proxies may set X-Forwarded-For (the per-address limit uses it).
-  TRUST_PROXY: z.string().min(1).optional(),
+  // `true`/`false`, a hop count, or a comma list of addresses, subnets and Express's names (loopback, ...).
+  TRUST_PROXY: z
+    .string()
+    .min(1)
+    .transform((value, ctx): TrustProxy => {
+      if (value === 'true' || value === 'false') return value === 'true';
+      if (/^[0-9]+$/.test(value)) return Number(value); // Express reads the string "1" as the address 0.0.0.1
+      const entries = value.split(',').map((entry) => entry.trim());
+      const bad = entries.find((entry) => !proxyNames.has(entry) && !isSubnet(entry));
+      if (bad !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${bad}" is not true, false, a hop count, an address, a subnet or one of ${[...proxyNames].join(', ')}`,
+        });
+        return z.NEVER;
+      }
+      return entries;
+    })
+    .optional(),
   HEADERS_TIMEOUT_SECONDS: integer(10, 1, 600),
   REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
   KEEP_ALIVE_TIMEOUT_SECONDS: integer(5, 1, 600),
@@ -97,8 +116,8 @@ export type Config = {
   limits: Limits;
   connections: ConnectionLimits;
   shutdownGraceMs: number;
-  /** Express 'trust proxy' value (e.g. `loopback`, `1`, a subnet); undefined trusts no proxy. */
-  trustProxy: string | undefined;
+  /** Express 'trust proxy' value (e.g. `loopback`, a hop count, subnets); undefined trusts no proxy. */
+  trustProxy: TrustProxy | undefined;
   /** Origins allowed by CORS (`*` for any); empty: CORS off. */
   corsOrigins: string[];
   /** Bearer token for GET /metrics; undefined: open. */
@@ -107,7 +126,21 @@ export type Config = {
   workers: number;
 };
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** What Express's 'trust proxy' takes: all or none, a hop count, or addresses, subnets and names. */
+export type TrustProxy = boolean | number | string[];
+const proxyNames = new Set(['loopback', 'linklocal', 'uniquelocal']);
+/** An IPv4 or IPv6 address, optionally with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
+function isSubnet(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  return /^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
 
 /**
  * A path, `file:` or `sqlite:` URL → the SQLite file; `postgres://` or `postgresql://` → PostgreSQL; any

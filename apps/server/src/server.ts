@@ -24,6 +24,12 @@ export const defaultConnectionLimits: ConnectionLimits = {
   maxPipelinedRequests: 16,
 };
 
+/**
+ * More header lines than this is refused with 431. Node would keep the first 2,000 and drop the rest
+ * silently, an Authorization among them; the cap is well above what browsers and proxies send.
+ */
+export const maxHeaderLines = 200;
+
 /** The parser's error codes, as the statuses RFC 9110 has for them; anything else is a 400. */
 const statusForParserError: Record<string, number> = {
   HPE_HEADER_OVERFLOW: 431,
@@ -34,7 +40,7 @@ const statusForParserError: Record<string, number> = {
 const messages: Record<number, string> = {
   400: 'The request could not be parsed as HTTP/1.1.',
   408: 'The request did not arrive in time.',
-  431: 'The request header section is too large.',
+  431: `The request header section is too large (at most 16 KiB and ${maxHeaderLines} lines).`,
   501: 'This method is not implemented.',
 };
 
@@ -69,13 +75,15 @@ function toOriginForm(req: IncomingMessage): void {
 }
 
 const inFlight = Symbol('requests in flight on this connection');
-type CountedSocket = Socket & { [inFlight]?: number };
+const silence = Symbol('closes the connection if no request head arrives');
+type CountedSocket = Socket & { [inFlight]?: number; [silence]?: NodeJS.Timeout };
 
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
   function handle(req: IncomingMessage, res: ServerResponse) {
     // A client that pipelines requests without reading the answers makes Node queue them all: past the
     // cap, the connection is dropped instead of holding more memory.
     const socket = req.socket as CountedSocket;
+    clearTimeout(socket[silence]);
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
     res.once('close', () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
@@ -83,6 +91,11 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {
       logger.warn({ remoteAddress: socket.remoteAddress }, 'too many pipelined requests: connection dropped');
       socket.destroy();
+      return;
+    }
+    if (req.rawHeaders.length / 2 > maxHeaderLines) {
+      res.shouldKeepAlive = false;
+      socket.end(rawError(431));
       return;
     }
     toOriginForm(req);
@@ -98,7 +111,17 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     },
     handle,
   );
+  server.on('connection', (socket: CountedSocket) => {
+    // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
+    // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
+    // A partial head gets the 408 Node would send; silence, just the close.
+    const expire = () =>
+      socket.bytesRead > 0 && socket.writable ? socket.end(rawError(408)) : socket.destroy();
+    socket[silence] = setTimeout(expire, limits.headersTimeoutMs).unref();
+    socket.once('close', () => clearTimeout(socket[silence]));
+  });
   server.maxConnections = limits.maxConnections;
+  server.maxHeadersCount = maxHeaderLines + 1; // one more than allowed: enough to tell that it was exceeded
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Never throws: a socket that cannot take an answer any more is just closed.
     try {

@@ -213,6 +213,15 @@ describe('absolute-form request targets', () => {
 });
 
 describe('strict requests', () => {
+  it.each(['id[]=3', 'id[]=3&limit=1', 'id%5B%5D=3', 'status[x]=sold', 'limit[]=5'])(
+    'when %s (a bracketed name), then 400 names it, never an unfiltered page',
+    async (query) => {
+      const res = await call(`${server.url}/v1/pets?${query}`, key);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual(error(400, /^query\.\w+\[/));
+    },
+  );
+
   it.each(['limit=0x10', 'limit=1e1', 'limit=%201', 'limit=01', 'limit=10.0', 'limit=+5'])(
     'when %s, then 400 names query.limit',
     async (query) => {

@@ -12,7 +12,7 @@ export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createApp } from '../src/app.js';
-import type { ConnectionLimits } from '../src/config.js';
+import type { ConnectionLimits, TrustProxy } from '../src/config.js';
 import { loadConfig } from '../src/config.js';
 import type { OpenApiDocument } from '../src/contract.js';
 import type { ContractViolation } from '../src/http/validation.js';
@@ -38,7 +38,7 @@ export async function startServer(
     store?: TestStore;
     limits?: Partial<LimiterOptions>;
     connections?: Partial<ConnectionLimits>;
-    trustProxy?: string;
+    trustProxy?: TrustProxy;
     contract?: OpenApiDocument;
     corsOrigins?: string[];
     metricsToken?: string;

@@ -40,6 +40,12 @@ describe('requests the HTTP parser refuses', () => {
       400,
     ],
     ['an unknown method', `BREW /v1/pets HTTP/1.1\r\n${host}\r\n`, 501],
+    [
+      '2,100 empty headers before a valid Authorization',
+      `GET /v1/pets HTTP/1.1\r\n${host}${'X-Empty:\r\n'.repeat(2_100)}Authorization: Bearer as_000000000000_x\r\n\r\n`,
+      431,
+    ],
+    ['201 header lines', `GET /v1/pets HTTP/1.1\r\n${host}${'X-A: 1\r\n'.repeat(200)}\r\n`, 431],
     ['Expect: bogus', `GET /v1/pets HTTP/1.1\r\n${host}Expect: bogus\r\n\r\n`, 417],
   ])('when %s, then the Error shape, Connection: close and a request id', async (_, request, status) => {
     const server = await serve();
@@ -119,6 +125,26 @@ describe('connection limits', () => {
     expect(elapsedMs).toBeLessThan(1_000);
     for (const socket of sockets.splice(0)) socket.destroy();
     await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('closes connections that send nothing within the headers timeout, so idle sockets cannot lock everyone out', async () => {
+    const server = await serve({
+      connections: { maxConnections: 20, headersTimeoutMs: 500, requestTimeoutMs: 1_000 },
+    });
+    const port = Number(new URL(server.url).port);
+    const idle = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = connect(port, '127.0.0.1');
+        sockets.push(socket);
+        socket.on('error', () => {});
+        await once(socket, 'connect');
+        return once(socket, 'close').then(() => Date.now());
+      }),
+    );
+    const opened = Date.now();
+    const closedAt = await Promise.all(idle);
+    for (const at of closedAt) expect(at - opened).toBeLessThan(2_000);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 

@@ -189,13 +189,28 @@ describe('requests without a valid key', () => {
 describe('requests without a valid key behind a proxy', () => {
   it.each([
     [undefined, 429],
-    ['loopback', 401],
+    [['loopback'], 401],
   ])('with TRUST_PROXY=%s, clients with other forwarded addresses answer %i', async (trustProxy, status) => {
     const server = await serve({ limits: { anonymousPerMinute: 1 }, ...(trustProxy && { trustProxy }) });
     const from = (address: string) =>
       call(`${server.url}/v1/pets`, undefined, { headers: { 'x-forwarded-for': address } });
     expect((await from('203.0.113.1')).status).toBe(401);
     expect((await from('203.0.113.2')).status).toBe(status);
+  });
+});
+
+describe('forwarded addresses that are not addresses', () => {
+  it('are not taken as the client: counted against the proxy, never reaching the store as a key', async () => {
+    const server = await serve({ limits: { anonymousPerMinute: 2 }, trustProxy: ['loopback'] });
+    const statuses = [];
+    for (const forwarded of ['x'.repeat(300), 'not-an-address', '203.0.113.9, <script>']) {
+      const res = await call(`${server.url}/v1/pets`, undefined, {
+        headers: { 'x-forwarded-for': forwarded },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+    expect(server.logs.join('')).not.toContain('xxxxxxxxxx');
   });
 });
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
 import { windows } from '../plans.js';
 import { StoreUnavailableError } from '../store/unavailable.js';
+import { clientAddress } from './client-address.js';
 import { HttpError } from './http-error.js';
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -45,7 +46,7 @@ export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: Decis
       decision = await limiter.consume(
         key
           ? { kind: 'key', id: key.id, perMinute: key.quota.perMinute, perDay: key.quota.perDay }
-          : { kind: 'address', address: req.ip ?? req.socket.remoteAddress ?? 'unknown' },
+          : { kind: 'address', address: clientAddress(req) },
       );
     } catch (error) {
       // The counters' store failed: the request cannot be counted, so it is not served (503, retry).

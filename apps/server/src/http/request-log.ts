@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { clientAddress } from './client-address.js';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -57,7 +58,7 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
         res: { statusCode: res.statusCode },
         responseTime: Math.round(performance.now() - started),
         ...(apiKey && { keyId: apiKey.id }),
-        client: req.ip ?? req.socket.remoteAddress,
+        client: clientAddress(req),
         ...(!res.writableFinished && { aborted: true }),
       };
       if (res.statusCode >= 500) logger.error(line, 'request errored');

@@ -16,6 +16,24 @@ export function decodablePath(req: Request, _res: Response, next: NextFunction) 
   }
 }
 
+/**
+ * `?id[]=3` or `?status[x]=sold` would be read by some stacks as the parameter `id` and ignored by others:
+ * a name with brackets is refused, never silently dropped (arrays repeat the name: `?id=3&id=4`).
+ */
+export function plainQueryNames(req: Request, _res: Response, next: NextFunction) {
+  for (const name of Object.keys(req.query)) {
+    if (/[[\]]/.test(name)) {
+      return next(
+        new HttpError(
+          400,
+          `query.${name} is not a parameter: repeat plain names for lists (e.g. id=3&id=4).`,
+        ),
+      );
+    }
+  }
+  next();
+}
+
 /** `limit=010`, `1e1`, `0x0a` or ` 10` would all be coerced to numbers by the validator: refuse them. */
 export function canonicalIntegers(names: Set<string>) {
   return (req: Request, _res: Response, next: NextFunction) => {

@@ -17,7 +17,10 @@ export function createCursors(secret: string) {
     },
     /** The position, or undefined when the cursor was not made by us (or was altered). */
     decode(cursor: string): Position | undefined {
-      const [payload = '', signature = ''] = cursor.split('.');
+      // Exactly `payload.signature`, as issued: anything appended or missing is not our cursor.
+      const parts = cursor.split('.');
+      if (parts.length !== 2) return undefined;
+      const [payload = '', signature = ''] = parts;
       const expected = Buffer.from(sign(payload));
       const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;

@@ -1,0 +1,13 @@
+// Who the client is, by address, for the per-address limit and the request log.
+import { isIP } from 'node:net';
+import type { Request } from 'express';
+
+/**
+ * The client's address for the per-address limit: Express's `req.ip` (X-Forwarded-For from a trusted
+ * proxy) when it is a real address, else the connection's peer. A forwarded value that is not an address
+ * would otherwise be a key of the client's choosing, of any length.
+ */
+export function clientAddress(req: Request): string {
+  if (req.ip !== undefined && isIP(req.ip)) return req.ip;
+  return req.socket.remoteAddress ?? 'unknown';
+}
