@@ -63,6 +63,8 @@ export type AppDeps = {
   backend?: string;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metricsToken?: string | undefined;
+  /** Why the service runs degraded (reported by /readyz, still 200), or undefined. */
+  degraded?: () => string | undefined;
 };
 
 export async function createApp(deps: AppDeps): Promise<Express> {
@@ -93,7 +95,10 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   app.get('/readyz', async (_req, res) => {
     try {
       await store.check();
-      res.json({ status: 'ready' });
+      // Degraded (e.g. Redis out: limits per instance) is still ready: every instance shares the cause,
+      // and taking them all out of rotation would turn a degradation into an outage.
+      const degraded = deps.degraded?.();
+      res.json(degraded ? { status: 'degraded', reason: degraded } : { status: 'ready' });
     } catch (error) {
       logger.error(
         { failure: { type: (error as Error).name, message: (error as Error).message } },

@@ -60,6 +60,9 @@ const schema = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
     .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('animal-store:'),
+  // A Redis command not answered within this time counts as Redis unreachable (the request goes on, on
+  // per-instance limits): a stalled Redis must not stall the API.
+  REDIS_COMMAND_TIMEOUT_MS: integer(50, 1, 60_000),
   // Worker processes sharing the port (node:cluster): a number, or `auto` for the available cores.
   WORKERS: z
     .string()
@@ -110,7 +113,7 @@ export type Config = {
   host: string;
   database: Database;
   /** Rate limits and bans in Redis when set; otherwise in the database. */
-  redis: { url: string; keyPrefix: string } | undefined;
+  redis: RedisConfig | undefined;
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
   production: boolean;
   limits: Limits;
@@ -125,6 +128,8 @@ export type Config = {
   /** Worker processes sharing the port; 1: no cluster. */
   workers: number;
 };
+
+export type RedisConfig = { url: string; keyPrefix: string; commandTimeoutMs: number };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -184,7 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     database: database(e),
-    redis: e.REDIS_URL ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX } : undefined,
+    redis: e.REDIS_URL
+      ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
+      : undefined,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
     limits: {

@@ -82,6 +82,7 @@ async function serve() {
     corsOrigins: config.corsOrigins,
     backend: backend.name,
     metricsToken: config.metricsToken,
+    degraded: backend.degraded,
   });
   const server = createServer(app, config.connections, logger);
   server.listen(config.port, config.host);

@@ -42,10 +42,12 @@ export async function startServer(
     contract?: OpenApiDocument;
     corsOrigins?: string[];
     metricsToken?: string;
+    /** More configuration, as environment variables (e.g. DATABASE_STATEMENT_TIMEOUT_MS). */
+    env?: Record<string, string>;
   } = {},
 ) {
   const location = options.store ?? (await freshStore());
-  const config = loadConfig({ ...location, NODE_ENV: 'test' });
+  const config = loadConfig({ ...location, NODE_ENV: 'test', ...options.env });
   const logs: string[] = [];
   const logger = pino(
     { level: 'info' },
@@ -62,6 +64,7 @@ export async function startServer(
     trustProxy: options.trustProxy,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     metricsToken: options.metricsToken,
+    degraded: backend.degraded,
     backend: location.REDIS_URL
       ? 'postgres+redis'
       : location.DATABASE_URL.startsWith('postgres')

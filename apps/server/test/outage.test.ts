@@ -3,7 +3,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort, requireTool } from '@animal-store/test-support';
+import { freePort, toolFor } from '@animal-store/test-support';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, postgresUrl } from './backends.js';
 import { call, expectServiceUnavailable, freshStore, startServer, type TestServer } from './harness.js';
@@ -41,6 +42,33 @@ async function relay(host: string, port: number) {
     restore: () => open(relayPort),
   };
 }
+
+describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
+  it('a table locked by another session past the statement timeout: 503 with Retry-After, not 500', async () => {
+    const server = await startServer({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '300' } });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    const holder = new pg.Client({ connectionString: server.location.DATABASE_URL });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    try {
+      await expectServiceUnavailable(await call(`${server.url}/v1/pets`, key));
+      await expectServiceUnavailable(
+        await call(`${server.url}/v1/pets`, key, {
+          method: 'POST',
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
+      );
+    } finally {
+      await holder.query('ROLLBACK');
+    }
+    expect(await server.petCount()).toBe(0);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    server.expectNoContractViolations();
+  });
+});
 
 describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
   it('answers 503 service_unavailable with Retry-After and /readyz 503, then recovers without a restart', async () => {
@@ -87,48 +115,65 @@ describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
   });
 });
 
+/** A private redis-server on a free port (killed after the test): to kill, stop (SIGSTOP) and restart. */
+async function privateRedis() {
+  const redisServer = toolFor('the Redis outage suites', 'redis-server') as string;
+  const port = await freePort();
+  const start = async () => {
+    const child = spawn(
+      redisServer,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    for (let i = 0; i < 50; i++) {
+      const up = await new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('connect', () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.once('error', () => resolve(false));
+      });
+      if (up) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return child;
+  };
+  const handle = {
+    child: await start(),
+    url: `redis://127.0.0.1:${port}`,
+    restart: async () => {
+      handle.child = await start();
+    },
+  };
+  cleanups.push(() => {
+    handle.child.kill('SIGCONT');
+    handle.child.kill('SIGKILL');
+  });
+  return handle;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
   it('keeps serving on per-instance limits, says so in the log, and shares limits again when Redis returns', async () => {
-    const redisServer = requireTool('redis-server', 'redis-server');
-    const port = await freePort();
-    const startRedis = async () => {
-      const child = spawn(
-        redisServer,
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        {
-          stdio: 'ignore',
-        },
-      );
-      for (let i = 0; i < 50; i++) {
-        const up = await new Promise<boolean>((resolve) => {
-          const s = connect(port, '127.0.0.1');
-          s.once('connect', () => {
-            s.destroy();
-            resolve(true);
-          });
-          s.once('error', () => resolve(false));
-        });
-        if (up) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      return child;
-    };
-    let redis = await startRedis();
-    cleanups.push(() => redis.kill('SIGKILL'));
-    const store = { ...(await freshStore()), REDIS_URL: `redis://127.0.0.1:${port}` };
+    const redis = await privateRedis();
+    const store = { ...(await freshStore()), REDIS_URL: redis.url };
     const server = await startServer({ store });
     cleanups.push(() => server.close());
     const key = await server.key({ perMinute: 3, perDay: 100 });
     expect((await call(`${server.url}/v1/pets`, key)).headers.get('x-ratelimit-remaining')).toBe('2');
 
-    redis.kill('SIGKILL');
-    await once(redis, 'exit');
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
     const during = [];
     for (let i = 0; i < 5; i++) during.push((await call(`${server.url}/v1/pets`, key)).status);
     expect(during).toEqual([200, 200, 200, 429, 429]); // limited still, by this instance's own counters
     expect(server.logs.join('')).toContain('Redis unreachable: rate limits fall back to per-instance memory');
 
-    redis = await startRedis();
+    await redis.restart();
     let back = false;
     for (let i = 0; i < 50 && !back; i++) {
       back = server.logs.join('').includes('Redis reachable again');
@@ -139,6 +184,65 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     const after = await call(`${server.url}/v1/pets`, key);
     expect(after.status).toBe(200);
     expect(after.headers.get('x-ratelimit-remaining')).toBe('2');
+    server.expectNoContractViolations();
+  });
+
+  it('a stalled Redis (SIGSTOP: connected, silent) never stalls the API; /readyz says degraded, then ready', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 3, perDay: 100 });
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ready' });
+
+    redis.child.kill('SIGSTOP');
+    const during = [];
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      during.push((await call(`${server.url}/v1/pets`, key)).status);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    }
+    expect(during).toEqual([200, 200, 200, 429, 429]); // this instance's own counters, from zero
+    let ready: { status?: string; reason?: string } = {};
+    for (let i = 0; i < 30 && ready.status !== 'degraded'; i++) {
+      const res = await fetch(`${server.url}/readyz`);
+      expect(res.status).toBe(200);
+      ready = await res.json();
+      if (ready.status !== 'degraded') await sleep(100);
+    }
+    expect(ready).toEqual({
+      status: 'degraded',
+      reason: expect.stringMatching(/^Redis unreachable .*per instance$/),
+    });
+
+    redis.child.kill('SIGCONT');
+    for (let i = 0; i < 30 && ready.status !== 'ready'; i++) {
+      await sleep(200);
+      ready = await (await fetch(`${server.url}/readyz`)).json();
+    }
+    expect(ready).toEqual({ status: 'ready' });
+    server.expectNoContractViolations();
+  });
+
+  it('keeps honouring a ban it has seen while Redis is out, past the ban cache', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({
+      store: { ...(await freshStore()), REDIS_URL: redis.url },
+      limits: { ban: { threshold: 1, seconds: 600 } },
+    });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1, perDay: 100 });
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push((await (await call(`${server.url}/v1/pets`, key)).json()).code);
+    expect(codes).toEqual([undefined, 'rate_limited', 'temporarily_banned']);
+
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
+    await sleep(5_500); // past banCacheMs: the store is asked, cannot answer, and the ban still holds
+    const res = await call(`${server.url}/v1/pets`, key);
+    expect(res.status).toBe(429);
+    expect((await res.json()).code).toBe('temporarily_banned');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(590);
     server.expectNoContractViolations();
   });
 });

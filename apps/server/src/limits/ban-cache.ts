@@ -1,31 +1,40 @@
-// Bans remembered in this process for a few seconds at most, so that a banned key's requests are refused
-// without a store round trip. Only a cache: the store holds the ban of record, and an operator's
-// `keys unban` reaches every instance within the cache's lifetime.
+// The bans this process has seen, kept until each ends. Two uses: a banned key's requests are refused
+// from memory for a few seconds at a time without a store round trip (the store holds the ban of record,
+// and an operator's `keys unban` reaches every instance within that time); and while the store cannot
+// be asked (Redis down or stalled), every ban this process knows of is still honoured until it ends.
 /** The longest a ban is answered from memory before the store is asked again. */
 export const banCacheMs = 5_000;
 
 export class BanCache {
   readonly #until = new Map<string, number>();
+  readonly #checked = new Map<string, number>();
   constructor(private readonly now: () => number) {}
 
-  readonly #checked = new Map<string, number>();
+  /** Milliseconds left in a ban confirmed by the store within banCacheMs, else 0 (ask the store). */
+  fresh(id: string): number {
+    const checked = this.#checked.get(id);
+    if (checked === undefined || this.now() - checked > banCacheMs) return 0;
+    return this.known(id);
+  }
 
-  /** Milliseconds left in a cached ban, 0 when none or when the cached entry is too old to trust. */
-  remaining(id: string): number {
+  /** Milliseconds left in any ban this process has seen for the key, however long ago; 0 when none. */
+  known(id: string): number {
     const until = this.#until.get(id);
     if (until === undefined) return 0;
-    const now = this.now();
-    const left = until - now;
-    if (left <= 0 || now - (this.#checked.get(id) ?? 0) > banCacheMs) {
-      this.#until.delete(id);
-      this.#checked.delete(id);
-      return 0;
-    }
-    return left;
+    const left = until - this.now();
+    if (left > 0) return left;
+    this.forget(id);
+    return 0;
   }
 
   set(id: string, ms: number): void {
     this.#until.set(id, this.now() + ms);
     this.#checked.set(id, this.now());
+  }
+
+  /** The store says there is no ban (it ended, or an operator lifted it). */
+  forget(id: string): void {
+    this.#until.delete(id);
+    this.#checked.delete(id);
   }
 }

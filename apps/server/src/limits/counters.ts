@@ -13,18 +13,30 @@ import {
 } from 'rate-limiter-flexible';
 import type { Db } from '../store/sqlite/index.js';
 
-/** The counter named `prefix` allowing `points` per `duration` seconds (one instance per arguments). */
-export type Counters = (prefix: string, points: number, duration: number) => RateLimiterAbstract;
+/**
+ * The counter named `prefix` allowing `points` per `duration` seconds (one instance per arguments).
+ * `insured: false` asks for a counter that fails while its store cannot answer, instead of falling back
+ * to this instance's memory (only Redis has that fallback): the ban record, which must not read as
+ * "not banned" during an outage.
+ */
+export type Counters = (
+  prefix: string,
+  points: number,
+  duration: number,
+  options?: { insured?: boolean },
+) => RateLimiterAbstract;
 
 export const table = 'rate_limits';
 
-function cached(make: (prefix: string, points: number, duration: number) => RateLimiterAbstract): Counters {
+function cached(
+  make: (prefix: string, points: number, duration: number, insured: boolean) => RateLimiterAbstract,
+): Counters {
   const instances = new Map<string, RateLimiterAbstract>();
-  return (prefix, points, duration) => {
-    const id = `${prefix}/${points}/${duration}`;
+  return (prefix, points, duration, { insured = true } = {}) => {
+    const id = `${prefix}/${points}/${duration}/${insured}`;
     let instance = instances.get(id);
     if (!instance) {
-      instance = make(prefix, points, duration);
+      instance = make(prefix, points, duration, insured);
       instances.set(id, instance);
     }
     return instance;
@@ -95,29 +107,36 @@ export function postgresCounters(pool: pg.Pool): Counters {
 }
 
 /**
- * Counters in Redis, exact across every instance. While Redis is unreachable each instance falls back to
- * its own in-memory counters (the library's insuranceLimiter): the service stays up and every key is
- * still limited, but per instance, so N instances admit up to N times a quota until Redis returns. The
- * switch both ways is logged.
+ * Counters in Redis, exact across every instance. While Redis is unreachable or stalled (a command not
+ * answered within REDIS_COMMAND_TIMEOUT_MS) each instance falls back to its own in-memory counters (the
+ * library's insuranceLimiter): the service stays up and every key is still limited, but per instance, so
+ * N instances admit up to N times a quota until Redis returns. The switch both ways is logged, and
+ * `degraded()` says why for /readyz. A ping every second notices a stall even when nothing is asked.
  */
-export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger): Counters {
-  let down = false;
+export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger) {
+  let down: string | undefined;
   const lost = (reason: string) => {
     if (down) return;
-    down = true;
+    down = reason;
     logger.error(
       { reason },
       'Redis unreachable: rate limits fall back to per-instance memory until it returns',
     );
   };
+  const back = () => {
+    if (!down) return;
+    down = undefined;
+    logger.warn('Redis reachable again: rate limits are shared across instances again');
+  };
   redis.on('close', () => lost('connection closed'));
   redis.on('error', (error: Error) => lost(error.message));
-  redis.on('ready', () => {
-    if (!down) return;
-    down = false;
-    logger.warn('Redis reachable again: rate limits are shared across instances again');
-  });
-  return cached((prefix, points, duration) => {
+  redis.on('ready', back);
+  const probe = setInterval(() => {
+    if (redis.status !== 'ready') return; // reconnecting: 'ready' will say when it is back
+    redis.ping().then(back, (error: Error) => lost(error.message));
+  }, 1_000);
+  probe.unref();
+  const counters = cached((prefix, points, duration, insured) => {
     const name = `${keyPrefix}${prefix}`;
     return new RateLimiterRedis({
       storeClient: redis,
@@ -125,7 +144,8 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger): 
       points,
       duration,
       rejectIfRedisNotReady: true, // do not queue behind a dead connection: use the insurance at once
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix: name, points, duration }),
+      ...(insured && { insuranceLimiter: new RateLimiterMemory({ keyPrefix: name, points, duration }) }),
     });
   });
+  return { counters, degraded: () => down, stop: () => clearInterval(probe) };
 }

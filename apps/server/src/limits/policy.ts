@@ -57,7 +57,8 @@ const rejected = (error: unknown): RateLimiterRes => {
 
 export function createRateLimiter(counters: Counters, options: LimiterOptions, now = Date.now): RateLimiter {
   const violations = counters('violations', options.ban.threshold, windows.minute);
-  const bans = counters('ban', 1, options.ban.seconds);
+  // The ban of record fails rather than fall back to an empty memory while its store is out: see banned().
+  const bans = counters('ban', 1, options.ban.seconds, { insured: false });
   // Fast path only: the ban of record is in the store, shared by every instance and kept on restart.
   const banCache = new BanCache(now);
 
@@ -70,13 +71,19 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
 
   /** Milliseconds left in the key's ban, 0 when it is not banned. */
   async function banned(id: string): Promise<number> {
-    const cached = banCache.remaining(id);
+    const cached = banCache.fresh(id);
     if (cached > 0) return cached;
-    const ban = await bans.get(id);
+    let ban: RateLimiterRes | null;
+    try {
+      ban = await bans.get(id);
+    } catch {
+      return banCache.known(id); // the store cannot say: honour the bans this process has seen
+    }
     if (ban && ban.consumedPoints > 1 && ban.msBeforeNext > 0) {
       banCache.set(id, ban.msBeforeNext);
       return ban.msBeforeNext;
     }
+    banCache.forget(id);
     return 0;
   }
 
@@ -87,9 +94,10 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
       return 0;
     } catch (error) {
       rejected(error);
-      await bans.block(id, options.ban.seconds);
-      await violations.delete(id); // after the ban, the key starts with a clean record
       banCache.set(id, options.ban.seconds * 1000);
+      // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
+      await bans.block(id, options.ban.seconds).catch(() => {});
+      await violations.delete(id); // after the ban, the key starts with a clean record
       return options.ban.seconds * 1000;
     }
   }
@@ -163,6 +171,7 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: banned,
     async unban(id) {
+      banCache.forget(id);
       await bans.delete(id);
       await violations.delete(id);
     },

@@ -3,7 +3,7 @@
 // else imports an engine folder, except the SQLite-specific tests and tools.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Database } from '../config.js';
+import type { Database, RedisConfig } from '../config.js';
 import {
   type Counters,
   postgresCounters,
@@ -20,6 +20,8 @@ export type Backend = {
   counters: Counters;
   /** What runs, for the start log: `sqlite`, `postgres`, `postgres+redis`, ... */
   name: string;
+  /** Why the service runs degraded (e.g. Redis unreachable: limits per instance), or undefined. */
+  degraded(): string | undefined;
   close(): Promise<void>;
 };
 
@@ -35,7 +37,7 @@ function hourly(task: () => unknown): () => void {
  * would fall back to per-instance memory, where a ban of record in Redis is not seen. Unreachable at start
  * is a configuration error (StoreOpenError naming REDIS_URL); lost later, the counters' insurance takes over.
  */
-async function connectRedis(url: string): Promise<Redis> {
+async function connectRedis({ url, commandTimeoutMs }: RedisConfig): Promise<Redis> {
   // No offline queue and one retry: a request must not wait behind a dead connection (see redisCounters).
   const { Redis } = await import('ioredis');
   const client = new Redis(url, {
@@ -43,6 +45,7 @@ async function connectRedis(url: string): Promise<Redis> {
     maxRetriesPerRequest: 1,
     lazyConnect: true,
     connectTimeout: 5000,
+    commandTimeout: commandTimeoutMs, // a stalled Redis (connected, silent) fails fast, like a lost one
   });
   let reason = 'connection closed';
   const noted = (error: Error) => {
@@ -66,11 +69,12 @@ async function connectRedis(url: string): Promise<Redis> {
 /** Opens the store (throws StoreOpenError with an operator's message) and the counters. */
 export async function openBackend(
   database: Database,
-  redis: { url: string; keyPrefix: string } | undefined,
+  redis: RedisConfig | undefined,
   logger: Logger,
 ): Promise<Backend> {
   let store: Store;
   let counters: Counters;
+  let degraded: () => string | undefined = () => undefined;
   const cleanups: (() => unknown)[] = [];
   if (database.engine === 'sqlite') {
     const opened = openSqliteStore(database.path);
@@ -93,13 +97,18 @@ export async function openBackend(
   if (redis) {
     let client: Redis;
     try {
-      client = await connectRedis(redis.url);
+      client = await connectRedis(redis);
     } catch (error) {
       await close().catch(() => {});
       throw error;
     }
-    counters = redisCounters(client, redis.keyPrefix, logger);
-    cleanups.push(() => client.disconnect());
+    const shared = redisCounters(client, redis.keyPrefix, logger);
+    counters = shared.counters;
+    degraded = () => {
+      const reason = shared.degraded();
+      return reason && `Redis unreachable (${reason}): rate limits are per instance`;
+    };
+    cleanups.push(shared.stop, () => client.disconnect());
   }
-  return { store, counters, name: `${database.engine}${redis ? '+redis' : ''}`, close };
+  return { store, counters, name: `${database.engine}${redis ? '+redis' : ''}`, close, degraded };
 }

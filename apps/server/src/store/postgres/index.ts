@@ -50,8 +50,8 @@ const migrations: string[] = [
 /** Any constant: the advisory lock that serialises migrations across instances. */
 const migrationLock = 0x616e696d; // "anim"
 
-/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, resources. */
-const transient = /^(08|57P0|53|40001|40P01)/;
+/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement or lock timeout, resources, serialization. */
+const transient = /^(08|57P0|57014|55P03|53|40001|40P01)/;
 function classify(error: unknown): never {
   const e = error as NodeJS.ErrnoException & { code?: string };
   const connection =
