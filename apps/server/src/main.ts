@@ -12,11 +12,15 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { createRateLimiter } from './limits/policy.js';
 import { quotaFor } from './plans.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
-import { createServer } from './server.js';
+import { createServer, drain } from './server.js';
 import { type Backend, openBackend } from './store/open.js';
 import { StoreOpenError } from './store/open-error.js';
 import type { Store } from './store/store.js';
 import { serverVersion } from './version.js';
+
+// Output must never take the process down or hold it: with its reader gone (`main.js | head`), writes fail
+// with EPIPE and are dropped. (The logger's own stream already drops them; this covers the key banner.)
+process.stdout.on('error', () => {});
 
 function fail(message: string, status: number): never {
   process.stderr.write(`${message}\n`);
@@ -115,12 +119,9 @@ async function serve() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const closed = once(server, 'close');
-    server.close(); // stop accepting; in-flight requests finish
-    server.closeIdleConnections();
-    const grace = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-    await closed;
-    clearTimeout(grace);
+    // A hard bound on the whole shutdown, whatever hangs (a store that does not close, a blocked output).
+    setTimeout(() => process.exit(1), config.shutdownGraceMs + 1_000).unref();
+    await drain(server, config.shutdownGraceMs);
     await backend.close();
     logger.info('stopped');
     process.exit(0);

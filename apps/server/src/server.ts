@@ -8,7 +8,7 @@ import {
   type ServerResponse,
   STATUS_CODES,
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
@@ -75,8 +75,14 @@ function toOriginForm(req: IncomingMessage): void {
 }
 
 const inFlight = Symbol('requests in flight on this connection');
+const served = Symbol('requests received on this connection');
 const silence = Symbol('closes the connection if no request head arrives');
-type CountedSocket = Socket & { [inFlight]?: number; [silence]?: NodeJS.Timeout };
+type CountedSocket = Socket & { [inFlight]?: number; [served]?: number; [silence]?: NodeJS.Timeout };
+
+/** What drain() needs of a server made by createServer. */
+type DrainableServer = Server & { [draining]?: true; [connections]?: Set<CountedSocket> };
+const draining = Symbol('the server is shutting down');
+const connections = Symbol('open connections');
 
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
   function handle(req: IncomingMessage, res: ServerResponse) {
@@ -84,7 +90,10 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     // cap, the connection is dropped instead of holding more memory.
     const socket = req.socket as CountedSocket;
     clearTimeout(socket[silence]);
+    socket[served] = (socket[served] ?? 0) + 1;
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
+    // While draining, every answer closes its connection after it (see drain).
+    if (server[draining]) res.setHeader('Connection', 'close');
     res.once('close', () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
     });
@@ -101,7 +110,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     toOriginForm(req);
     app(req, res);
   }
-  const server = createHttpServer(
+  const server: DrainableServer = createHttpServer(
     {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -111,7 +120,11 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     },
     handle,
   );
+  const open = new Set<CountedSocket>();
+  server[connections] = open;
   server.on('connection', (socket: CountedSocket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
     // A partial head gets the 408 Node would send; silence, just the close.
@@ -139,4 +152,35 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     handle(req, res);
   });
   return server;
+}
+
+/** After a shutdown signal, how long connections are still accepted (then answered and closed). */
+export const acceptWindowMs = 500;
+
+/**
+ * Graceful shutdown, written once for every process that serves: after the accept window, stop accepting; close the keep-alive
+ * connections that sit idle between requests; answer every request already received or still arriving on
+ * an open connection, each with `Connection: close`; after `graceMs`, cut what is left. Resolves when
+ * every connection is closed.
+ *
+ * Not `server.close()`: since Node 19 it also closes every connection without a request in progress,
+ * including fresh ones whose request is already in the socket's buffer, unread, and the kernel answers
+ * those clients with a reset. Here a fresh connection keeps its chance to send its request (bounded by
+ * the headers timeout, see createServer).
+ */
+export async function drain(server: Server, graceMs: number): Promise<void> {
+  const drainable = server as DrainableServer;
+  drainable[draining] = true;
+  // Connections the kernel completed but Node has not accepted yet (its listen backlog) would be reset
+  // by closing the port at once: accept for a moment more, answering them with Connection: close.
+  await new Promise((r) => setTimeout(r, Math.min(acceptWindowMs, graceMs)));
+  const closed = new Promise<void>((resolve) => {
+    NetServer.prototype.close.call(server, () => resolve());
+  });
+  for (const socket of drainable[connections] ?? []) {
+    if ((socket[served] ?? 0) > 0 && !socket[inFlight]) socket.end(); // idle between requests
+  }
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(cut);
 }

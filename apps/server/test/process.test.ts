@@ -115,6 +115,76 @@ describe('SIGTERM', () => {
   });
 });
 
+/** Raw connections to `url`, each with its own answer text and whether it was reset. */
+async function rawClients(url: string, count: number) {
+  const { hostname, port } = new URL(url);
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const socket = connect(Number(port), hostname);
+      const client = { socket, text: '', reset: false, closed: new Promise((r) => socket.once('close', r)) };
+      socket.on('data', (d) => {
+        client.text += d;
+      });
+      socket.on('error', () => {
+        client.reset = true;
+      });
+      await once(socket, 'connect');
+      return client;
+    }),
+  );
+}
+
+describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
+  it('answers every request already sent, with Connection: close, and resets none', async () => {
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
+    const request = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    // Keep-alive clients that were answered once and now sit idle, and fresh connections whose requests
+    // are written just before the signal (in the server's socket buffers, maybe not yet read).
+    const idle = await rawClients(server.url, 10);
+    for (const c of idle) c.socket.write(request);
+    await new Promise((r) => setTimeout(r, 300));
+    const fresh = await rawClients(server.url, 30);
+    for (const c of fresh) c.socket.write(request);
+    const exit = server.stop();
+    // A connection made just after the signal, within the accept window: served, and told to close.
+    await new Promise((r) => setTimeout(r, 100));
+    const [late] = await rawClients(server.url, 1);
+    late?.socket.write(request);
+    await Promise.all([...idle, ...fresh, late].map((c) => c?.closed));
+    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK[^]*\r\nConnection: close\r\n/i);
+    expect({
+      freshReset: fresh.filter((c) => c.reset).length,
+      idleReset: idle.filter((c) => c.reset).length,
+    }).toEqual({
+      freshReset: 0,
+      idleReset: 0,
+    });
+    for (const c of fresh) expect(c.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    for (const c of idle) {
+      expect(c.reset).toBe(false);
+      expect(c.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    }
+    expect(await exit).toBe(0);
+  });
+});
+
+describe('output that nobody reads', () => {
+  it('when stdout is closed by its reader (`| head`), logging fails quietly and SIGTERM still exits in time', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      SHUTDOWN_GRACE_SECONDS: '2',
+    });
+    server.child.stdout?.destroy(); // the reader goes away: the server's next writes get EPIPE
+    for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const started = Date.now();
+    const exit = server.stop();
+    await Promise.race([exit, new Promise((r) => setTimeout(r, 5_000))]);
+    expect(server.child.exitCode ?? server.child.signalCode).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe('pnpm keys', () => {
   it('creates, lists and revokes keys on the server database', async () => {
     const databasePath = tempDatabase();
