@@ -18,7 +18,7 @@ import {
 } from './contract.js';
 import { corsFor } from './http/cors.js';
 import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
-import { errorHandler, notFound } from './http/errors.js';
+import { errorHandler, notFound, storeUnavailable } from './http/errors.js';
 import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
 import { HttpError, sendError } from './http/http-error.js';
 import { idempotency } from './http/idempotency.js';
@@ -29,9 +29,11 @@ import { canonicalIntegers, decodablePath, headAsGet, jsonBody, plainQueryNames 
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
 import type { RateLimiter } from './limits/policy.js';
 import { createMetrics, metricsEndpoint } from './ops/metrics.js';
+import { StoreHealth } from './ops/store-health.js';
 import { createCursors } from './pets/cursor.js';
 import { petRoutes } from './pets/routes.js';
 import type { Store } from './store/store.js';
+import { StoreUnwritableError } from './store/unavailable.js';
 import { serverVersion } from './version.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
@@ -92,7 +94,18 @@ export async function createApp(deps: AppDeps): Promise<Express> {
     res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
   });
   app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken));
+  const health = new StoreHealth(logger);
   app.get('/readyz', async (_req, res) => {
+    if (health.unwritable) {
+      // Requests found the store unable to write: ready again only when a write of our own succeeds.
+      try {
+        await store.check({ write: true });
+        health.succeededWrite();
+      } catch {
+        sendError(res, storeUnavailable(new StoreUnwritableError(health.unwritable, 'still failing')));
+        return;
+      }
+    }
     try {
       await store.check();
       // Degraded (e.g. Redis out: limits per instance) is still ready: every instance shares the cause,
@@ -121,6 +134,11 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   const v1 = Router();
   app.use(basePath, v1);
   v1.use(metrics.observe);
+  v1.use(function noteWrites(req, res, next) {
+    // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).
+    if (req.method === 'POST') res.once('finish', () => res.statusCode === 201 && health.succeededWrite());
+    next();
+  });
   v1.use(announceDeprecations);
   v1.use(identify(store.keys));
   v1.use(rateLimit(deps.limiter, logger, metrics));
@@ -136,6 +154,6 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(contractValidator(contract, onViolation));
   v1.use(petRoutes(store.pets, cursors, schemaChecks(contract, onViolation), idempotency(store.idempotency)));
   app.use(notFound);
-  app.use(errorHandler(logger, metrics.storeErrors));
+  app.use(errorHandler(logger, metrics.storeErrors, health));
   return app;
 }

@@ -2,7 +2,8 @@
 // into the Error shape. No HTML, no stack trace, no internal detail ever reaches a client.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { StoreUnavailableError } from '../store/unavailable.js';
+import type { StoreHealth } from '../ops/store-health.js';
+import { type StoreUnavailableError, StoreUnwritableError, storeFailure } from '../store/unavailable.js';
 import { codeForStatus, HttpError, sendError } from './http-error.js';
 
 type Failure = Error & {
@@ -33,21 +34,32 @@ const isJson = (text: unknown) => {
   }
 };
 
-/** SQLite's "try again" answers, when another process holds the write lock past the busy timeout. */
-const busy = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED']);
+const unwritableMessages = {
+  disk_full: "The store's disk is full; nothing was changed. Retry later.",
+  read_only: "The store's files cannot be written; nothing was changed. Retry later.",
+};
+
+/** The 503 for a store failure: a short wait when it is unreachable or busy, longer when it cannot write. */
+export function storeUnavailable(failure: StoreUnavailableError): HttpError {
+  if (failure instanceof StoreUnwritableError) {
+    return new HttpError(503, unwritableMessages[failure.reason], 'service_unavailable', {
+      'Retry-After': '30',
+    });
+  }
+  return new HttpError(
+    503,
+    'The store is unavailable for now; nothing was changed. Retry later.',
+    'service_unavailable',
+    {
+      'Retry-After': '5',
+    },
+  );
+}
 
 function toHttpError(error: Failure): HttpError {
   if (error instanceof HttpError) return error;
-  if (error instanceof StoreUnavailableError || busy.has((error as { code?: string }).code ?? '')) {
-    return new HttpError(
-      503,
-      'The store is unavailable for now; nothing was changed. Retry later.',
-      'service_unavailable',
-      {
-        'Retry-After': '5',
-      },
-    );
-  }
+  const store = storeFailure(error);
+  if (store) return storeUnavailable(store);
   switch (error.type) {
     case 'entity.parse.failed':
       // body-parser's strict mode refuses valid JSON that is not an object or array (e.g. `null`).
@@ -90,11 +102,19 @@ export function notFound(req: Request, _res: Response, next: NextFunction) {
   next(new HttpError(404, `No route ${req.method} ${req.baseUrl}${req.path}.`));
 }
 
-export function errorHandler(logger: Logger, storeErrors?: { inc(): void }) {
-  return (error: Failure, req: Request, res: Response, _next: NextFunction) => {
+export function errorHandler(
+  logger: Logger,
+  storeErrors?: { inc(labels: { reason: string }): void },
+  health?: StoreHealth,
+) {
+  return function answerError(error: Failure, req: Request, res: Response, _next: NextFunction) {
     const failure = toHttpError(error);
-    if (failure.status === 503) {
-      storeErrors?.inc();
+    const store = storeFailure(error);
+    if (store instanceof StoreUnwritableError) {
+      storeErrors?.inc({ reason: store.reason });
+      health?.failedWrite(store.reason, store.message); // logged once per episode, not per request
+    } else if (store) {
+      storeErrors?.inc({ reason: 'unavailable' });
       logger.warn(
         { reqId: req.id, failure: { type: error.name, message: error.message } },
         'store unavailable',

@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
 import { windows } from '../plans.js';
-import { StoreUnavailableError } from '../store/unavailable.js';
+import { StoreUnavailableError, storeFailure } from '../store/unavailable.js';
 import { clientAddress } from './client-address.js';
 import { HttpError } from './http-error.js';
 
@@ -50,9 +50,10 @@ export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: Decis
       );
     } catch (error) {
       // The counters' store failed: the request cannot be counted, so it is not served (503, retry).
-      throw error instanceof StoreUnavailableError
-        ? error
-        : new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`);
+      throw (
+        storeFailure(error) ??
+        new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`)
+      );
     }
     res.set(
       headersFor(

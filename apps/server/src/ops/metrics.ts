@@ -13,7 +13,7 @@ export type Metrics = {
   observe: (req: Request, res: Response, next: NextFunction) => void;
   decisions: Counter<'plan' | 'decision'>;
   bans: Counter<'plan'>;
-  storeErrors: Counter;
+  storeErrors: Counter<'reason'>;
 };
 
 /** The operationId a request addresses, matched on the contract's paths (`other` when none). */
@@ -67,7 +67,8 @@ export function createMetrics(options: {
   });
   const storeErrors = new Counter({
     name: 'animal_store_store_errors_total',
-    help: 'Requests answered 503 because the store (or the counters) could not be reached',
+    help: 'Requests answered 503 because the store (or the counters) could not be reached (unavailable) or written (disk_full, read_only)',
+    labelNames: ['reason'] as const,
     registers,
   });
   new Gauge({

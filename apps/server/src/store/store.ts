@@ -89,7 +89,10 @@ export interface Store {
   idempotency: IdempotencyStore;
   /** A value kept once per store (e.g. the cursor signing secret), created on first use. */
   setting(name: string, create: () => string): Promise<string>;
-  /** Resolves when the store answers a real read of its tables; rejects otherwise (readiness). */
-  check(): Promise<void>;
+  /**
+   * Resolves when the store answers a real read of its tables (and, with `write`, takes a write that
+   * changes nothing); rejects otherwise (readiness).
+   */
+  check(options?: { write?: boolean }): Promise<void>;
   close(): Promise<void>;
 }

@@ -291,8 +291,9 @@ export async function openPostgresStore(options: PostgresOptions): Promise<{ sto
       const [row] = await query<{ value: string }>('SELECT value FROM settings WHERE name = $1', [name]);
       return (row as { value: string }).value;
     },
-    async check() {
+    async check({ write = false } = {}) {
       await query('SELECT (SELECT max(id) FROM pets), (SELECT id FROM api_keys LIMIT 1)');
+      if (write) await query("UPDATE settings SET value = value WHERE name = 'cursor_secret'");
     },
     async close() {
       await pool.end();

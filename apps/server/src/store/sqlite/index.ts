@@ -21,6 +21,14 @@ export function sqliteStore(db: Db): Store {
     db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1'),
     db.prepare('SELECT id FROM api_keys LIMIT 1'),
   ];
+  // A write that leaves nothing behind but needs the disk: 64 KiB written and removed, committed.
+  const insertProbe = db.prepare("INSERT INTO settings (name, value) VALUES ('readiness-probe', ?)");
+  const deleteProbe = db.prepare("DELETE FROM settings WHERE name = 'readiness-probe'");
+  const rewrite = db.transaction(() => {
+    deleteProbe.run();
+    insertProbe.run('x'.repeat(64 * 1024));
+    deleteProbe.run();
+  });
   return {
     pets: createSqlitePetStore(db),
     keys: createSqliteKeyStore(db),
@@ -28,8 +36,9 @@ export function sqliteStore(db: Db): Store {
     async setting(name, create) {
       return setting.immediate(name, create);
     },
-    async check() {
+    async check({ write = false } = {}) {
       for (const statement of probe) statement.get();
+      if (write) rewrite.immediate();
     },
     async close() {
       db.close();
