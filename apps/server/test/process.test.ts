@@ -151,7 +151,7 @@ describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
     const [late] = await rawClients(server.url, 1);
     late?.socket.write(request);
     await Promise.all([...idle, ...fresh, late].map((c) => c?.closed));
-    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK[^]*\r\nConnection: close\r\n/i);
+    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\nConnection: close\r\n/i);
     expect({
       freshReset: fresh.filter((c) => c.reset).length,
       idleReset: idle.filter((c) => c.reset).length,
