@@ -2,10 +2,12 @@
 // failure is one line on stderr that names the variable and says what to do, and exit status 1 (2 for
 // configuration); never a stack trace. With WORKERS > 1 this process is the primary of a cluster (see
 // primary.ts) and each worker runs the rest of this file.
+import './env-file.js';
 import cluster from 'node:cluster';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { interfaceVersion } from '@animal-store/spec';
+import { Command } from 'commander';
 import { pino } from 'pino';
 import { createApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
@@ -21,6 +23,15 @@ import { serverVersion } from './version.js';
 // Output must never take the process down or hold it: with its reader gone (`main.js | head`), writes fail
 // with EPIPE and are dropped. (The logger's own stream already drops them; this covers the key banner.)
 process.stdout.on('error', () => {});
+
+// --help and --version answer without side effects: no store is opened, no key is made.
+new Command('animal-store-server')
+  .description(
+    'Runs the Animal Store HTTP service. Configuration comes from the environment (and .env in the working\n' +
+      'directory, which never overrides it): PORT, HOST, DATABASE_URL, REDIS_URL, ... (see the README).',
+  )
+  .version(serverVersion)
+  .parse();
 
 function fail(message: string, status: number): never {
   process.stderr.write(`${message}\n`);

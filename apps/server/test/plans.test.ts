@@ -3,7 +3,7 @@ import { bundledSpecPath } from '@animal-store/spec/files';
 import { describe, expect, it } from 'vitest';
 import { planQuotas } from '../src/plans.js';
 
-// The plan table lives in src/limits/plans.ts; the contract and the README repeat it for people.
+// The plan table lives in src/plans.ts; the contract and the README repeat it for people.
 const rows = (text: string) =>
   Object.fromEntries(
     [...text.matchAll(/^\| *(free|pro|business) *\| *([\d,]+) *\| *([\d,]+) *\|/gim)].map((m) => [

@@ -1,11 +1,20 @@
 // The built server and key command as processes: configuration, first start, restarts, signals, the clock.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createKey, enterprise, keysCommand as runKeys, toolFor } from '@animal-store/test-support';
+import {
+  createKey,
+  enterprise,
+  listeningUrl,
+  keysCommand as runKeys,
+  spawnUntilReady,
+  toolFor,
+} from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, type ServerProcess, serverDist, startProcess, tempDatabase } from './harness.js';
 
@@ -182,6 +191,51 @@ describe('output that nobody reads', () => {
     await Promise.race([exit, new Promise((r) => setTimeout(r, 5_000))]);
     expect(server.child.exitCode ?? server.child.signalCode).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('the command line', () => {
+  const node = (script: string, args: string[], cwd: string, env: Record<string, string> = {}) =>
+    promisify(execFile)(process.execPath, [join(serverDist, script), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+  const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+  it.each([
+    ['main.js', '--help', /Usage: animal-store-server[\s\S]*environment/],
+    ['main.js', '--version', new RegExp(`^${version}\n$`)],
+    ['cli/keys.js', '--version', new RegExp(`^${version}\n$`)],
+    ['cli/keys.js', '--help', /Usage: keys/],
+  ])('%s %s answers and exits 0, creating nothing', async (script, flag, output) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'animal-store-cli-'));
+    const { stdout } = await node(script, [flag], cwd);
+    expect(stdout).toMatch(output);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('reads .env in the working directory for what the environment leaves unset; the environment wins', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
+    writeFileSync(
+      join(cwd, '.env'),
+      'DATABASE_URL=from-env-file.db\nNODE_ENV=production\nRATE_LIMIT_ANONYMOUS_PER_MINUTE=2\nLOG_LEVEL=warn\n',
+    );
+    const policy = async (env: Record<string, string>) => {
+      const server = await spawnUntilReady(process.execPath, [join(serverDist, 'main.js')], {
+        env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+        cwd,
+        ready: (output) => listeningUrl(output) !== undefined,
+      });
+      try {
+        const res = await fetch(`${listeningUrl(server.output())}/v1/pets`);
+        return res.headers.get('ratelimit-policy');
+      } finally {
+        await server.stop();
+      }
+    };
+    expect(await policy({})).toBe('"minute";q=2;w=60');
+    expect(existsSync(join(cwd, 'from-env-file.db'))).toBe(true);
+    expect(await policy({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: '5' })).toBe('"minute";q=5;w=60');
   });
 });
 

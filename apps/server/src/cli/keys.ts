@@ -1,5 +1,6 @@
 // The operators' key command: create, list, revoke, rotate and unban API keys in the server's store
 // (same DATABASE_URL, and REDIS_URL for bans, as the server). Arguments parsed by commander.
+import '../env-file.js';
 import { existsSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
@@ -9,6 +10,7 @@ import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
+import { serverVersion } from '../version.js';
 
 const positive = (value: string) => {
   const n = Number(value);
@@ -49,7 +51,9 @@ const describe = (k: ApiKey) => ({
   lastUsedAt: k.lastUsedAt,
 });
 
-const program = new Command('keys').description('Manage Animal Store API keys (uses DATABASE_URL)');
+const program = new Command('keys')
+  .description('Manage Animal Store API keys (uses DATABASE_URL, and .env in the working directory)')
+  .version(serverVersion);
 
 program
   .command('create')
