@@ -49,7 +49,7 @@ describe('loadConfig', () => {
       'REDIS_URL',
       'redis://cache:6379',
       (c) => c.redis,
-      { url: 'redis://cache:6379', keyPrefix: 'animal-store:', commandTimeoutMs: 50 },
+      { url: 'redis://cache:6379', keyPrefix: 'animal-store:', commandTimeoutMs: 500 },
     ],
     ['LOG_LEVEL', 'warn', (c) => c.logLevel, 'warn'],
     ['NODE_ENV', 'production', (c) => c.production, true],

@@ -62,7 +62,7 @@ const schema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('animal-store:'),
   // A Redis command not answered within this time counts as Redis unreachable (the request goes on, on
   // per-instance limits): a stalled Redis must not stall the API.
-  REDIS_COMMAND_TIMEOUT_MS: integer(50, 1, 60_000),
+  REDIS_COMMAND_TIMEOUT_MS: integer(500, 1, 60_000),
   // Worker processes sharing the port (node:cluster): a number, or `auto` for the available cores.
   WORKERS: z
     .string()
