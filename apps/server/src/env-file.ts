@@ -3,5 +3,5 @@
 // service and the keys command, before the configuration is read.
 import { existsSync } from 'node:fs';
 
-export const envFile = '.env';
+const envFile = '.env';
 if (existsSync(envFile)) process.loadEnvFile(envFile);

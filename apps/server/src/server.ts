@@ -124,14 +124,16 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   server[connections] = open;
   server.on('connection', (socket: CountedSocket) => {
     open.add(socket);
-    socket.once('close', () => open.delete(socket));
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
     // A partial head gets the 408 Node would send; silence, just the close.
     const expire = () =>
       socket.bytesRead > 0 && socket.writable ? socket.end(rawError(408)) : socket.destroy();
     socket[silence] = setTimeout(expire, limits.headersTimeoutMs).unref();
-    socket.once('close', () => clearTimeout(socket[silence]));
+    socket.once('close', () => {
+      open.delete(socket);
+      clearTimeout(socket[silence]);
+    });
   });
   server.maxConnections = limits.maxConnections;
   server.maxHeadersCount = maxHeaderLines + 1; // one more than allowed: enough to tell that it was exceeded
@@ -158,10 +160,10 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
 export const acceptWindowMs = 500;
 
 /**
- * Graceful shutdown, written once for every process that serves: after the accept window, stop accepting; close the keep-alive
- * connections that sit idle between requests; answer every request already received or still arriving on
- * an open connection, each with `Connection: close`; after `graceMs`, cut what is left. Resolves when
- * every connection is closed.
+ * Graceful shutdown, written once for every process that serves: after the accept window, stop
+ * accepting; close the keep-alive connections that sit idle between requests; answer every request
+ * already received or still arriving on an open connection, each with `Connection: close`; after
+ * `graceMs`, cut what is left. Resolves when every connection is closed.
  *
  * Not `server.close()`: since Node 19 it also closes every connection without a request in progress,
  * including fresh ones whose request is already in the socket's buffer, unread, and the kernel answers

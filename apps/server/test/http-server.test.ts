@@ -138,8 +138,10 @@ describe('connection limits', () => {
         const socket = connect(port, '127.0.0.1');
         sockets.push(socket);
         socket.on('error', () => {});
+        // Listened for from the start: under load the server may close it before `connect` is handled here.
+        const closedAt = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
         await once(socket, 'connect');
-        return once(socket, 'close').then(() => Date.now());
+        return closedAt;
       }),
     );
     const opened = Date.now();

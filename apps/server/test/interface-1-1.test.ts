@@ -18,6 +18,13 @@ afterAll(async () => {
   await server.close();
 });
 
+/** `res` refuses with `status` and `code` in the Error shape, and the store still holds `before` pets. */
+async function expectRefused(res: Response, status: number, code: string, before: number) {
+  expect(res.status).toBe(status);
+  expect(await res.json()).toEqual({ code, message: expect.any(String), status });
+  expect(await server.petCount()).toBe(before);
+}
+
 describe('GET /pets?id=...', () => {
   it('returns exactly the named pets that exist, in id order, once each, optionally of one status', async () => {
     const a = await (await create({ name: 'A', categoryId: 1 })).json();
@@ -85,14 +92,12 @@ describe('Idempotency-Key on POST /pets', () => {
     const headers = { 'idempotency-key': 'order-2' };
     await create({ name: 'First', categoryId: 1 }, headers);
     const before = await server.petCount();
-    const res = await create({ name: 'Second', categoryId: 1 }, headers);
-    expect(res.status).toBe(422);
-    expect(await res.json()).toEqual({
-      code: 'idempotency_key_reused',
-      message: expect.any(String),
-      status: 422,
-    });
-    expect(await server.petCount()).toBe(before);
+    await expectRefused(
+      await create({ name: 'Second', categoryId: 1 }, headers),
+      422,
+      'idempotency_key_reused',
+      before,
+    );
   });
 
   it('creates exactly one pet from 20 concurrent requests with one key', async () => {
@@ -125,14 +130,12 @@ describe('Idempotency-Key on POST /pets', () => {
       },
     );
     const before = await server.petCount();
-    const res = await create(body, { 'idempotency-key': 'in-flight' });
-    expect(res.status).toBe(409);
-    expect(await res.json()).toEqual({
-      code: 'idempotency_in_progress',
-      message: expect.any(String),
-      status: 409,
-    });
-    expect(await server.petCount()).toBe(before);
+    await expectRefused(
+      await create(body, { 'idempotency-key': 'in-flight' }),
+      409,
+      'idempotency_in_progress',
+      before,
+    );
   });
 
   it('records the key in the transaction that creates the pet: when recording fails, no pet is stored', async () => {

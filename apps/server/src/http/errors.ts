@@ -56,10 +56,9 @@ export function storeUnavailable(failure: StoreUnavailableError): HttpError {
   );
 }
 
+/** The answer to a failure that is not the store's (see storeFailure, checked first by the handler). */
 function toHttpError(error: Failure): HttpError {
   if (error instanceof HttpError) return error;
-  const store = storeFailure(error);
-  if (store) return storeUnavailable(store);
   switch (error.type) {
     case 'entity.parse.failed':
       // body-parser's strict mode refuses valid JSON that is not an object or array (e.g. `null`).
@@ -108,8 +107,8 @@ export function errorHandler(
   health?: StoreHealth,
 ) {
   return function answerError(error: Failure, req: Request, res: Response, _next: NextFunction) {
-    const failure = toHttpError(error);
     const store = storeFailure(error);
+    const failure = store ? storeUnavailable(store) : toHttpError(error);
     if (store instanceof StoreUnwritableError) {
       storeErrors?.inc({ reason: store.reason });
       health?.failedWrite(store.reason, store.message); // logged once per episode, not per request

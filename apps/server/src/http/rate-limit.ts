@@ -23,15 +23,6 @@ export function headersFor(states: WindowState[], now = Date.now()): Record<stri
   };
 }
 
-/**
- * The windows as a refused request is told about them: every header names the same wait as Retry-After.
- * An exhausted window resets (for this client) only when a request would be admitted again, and during a
- * ban no window has anything left until the ban ends.
- */
-export function asRefused(states: WindowState[], retryAfterMs: number, banned: boolean): WindowState[] {
-  return states.map((s) => (banned || s.remaining <= 0 ? { ...s, remaining: 0, resetMs: retryAfterMs } : s));
-}
-
 /** Counts what the limiter decided (see ops/metrics.ts). */
 export type DecisionCounters = {
   decisions: { inc(labels: { plan: string; decision: string }): void };
@@ -55,13 +46,7 @@ export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: Decis
         new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`)
       );
     }
-    res.set(
-      headersFor(
-        decision.allowed
-          ? decision.windows
-          : asRefused(decision.windows, decision.retryAfterMs, decision.code === 'temporarily_banned'),
-      ),
-    );
+    res.set(headersFor(decision.windows));
     const plan = key?.plan ?? 'anonymous';
     const outcome = decision.allowed
       ? 'admitted'

@@ -22,6 +22,7 @@ export type Decision =
       allowed: false;
       code: 'rate_limited' | 'temporarily_banned';
       retryAfterMs: number;
+      /** As the client is told them: every exhausted window (all, during a ban) resets after retryAfterMs. */
       windows: WindowState[];
       /** Set on the request whose 429 started the ban. */
       banStarted?: true;
@@ -46,8 +47,28 @@ export type LimiterOptions = Limits;
  * How long until a request would be admitted: the longest reset among the exhausted windows (a key out of
  * both its minute and its day waits for the day, not the minute).
  */
-export const untilAdmitted = (states: WindowState[]): number =>
+const untilAdmitted = (states: WindowState[]): number =>
   Math.max(0, ...states.filter((s) => s.remaining <= 0).map((s) => s.resetMs));
+
+/**
+ * A refusal, the one way each is built: the wait is the longest exhausted window or the ban (`banMs`), and
+ * the windows are shown as the client should read them, every one naming that same wait. An exhausted
+ * window resets (for this client) only when a request would be admitted again, and during a ban no window
+ * has anything left until the ban ends.
+ */
+function refused(states: WindowState[], banMs = 0, banStarted = false): Decision {
+  const retryAfterMs = Math.max(banMs, untilAdmitted(states));
+  const banned = banMs > 0;
+  return {
+    allowed: false,
+    code: banned ? 'temporarily_banned' : 'rate_limited',
+    retryAfterMs,
+    windows: states.map((s) =>
+      banned || s.remaining <= 0 ? { ...s, remaining: 0, resetMs: retryAfterMs } : s,
+    ),
+    ...(banStarted && { banStarted: true as const }),
+  };
+}
 
 /** A counter rejected the request (over its limit) as opposed to failing (store down): rethrow failures. */
 const rejected = (error: unknown): RateLimiterRes => {
@@ -103,17 +124,8 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
   }
 
   async function limited(id: string, states: WindowState[]): Promise<Decision> {
-    const retryAfterMs = untilAdmitted(states);
     const banMs = await violation(id);
-    return banMs > 0
-      ? {
-          allowed: false,
-          code: 'temporarily_banned',
-          retryAfterMs: Math.max(banMs, retryAfterMs),
-          windows: states,
-          banStarted: true,
-        }
-      : { allowed: false, code: 'rate_limited', retryAfterMs, windows: states };
+    return refused(states, banMs, banMs > 0);
   }
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
@@ -124,15 +136,7 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
       state('day', subject.perDay, d ?? (await day.get(subject.id))),
     ];
     const banMs = await banned(subject.id);
-    if (banMs > 0) {
-      const states = await both(null, null);
-      return {
-        allowed: false,
-        code: 'temporarily_banned',
-        retryAfterMs: Math.max(banMs, untilAdmitted(states)),
-        windows: states,
-      };
-    }
+    if (banMs > 0) return refused(await both(null, null), banMs);
     // Minute first, and the day only when the minute admitted: a minute rejection must not burn day quota.
     let minuteRes: RateLimiterRes;
     try {
@@ -157,13 +161,7 @@ export function createRateLimiter(counters: Counters, options: LimiterOptions, n
       const res = await minute.consume(address);
       return { allowed: true, windows: [state('minute', options.anonymousPerMinute, res)] };
     } catch (error) {
-      const res = rejected(error);
-      return {
-        allowed: false,
-        code: 'rate_limited',
-        retryAfterMs: res.msBeforeNext,
-        windows: [state('minute', options.anonymousPerMinute, res)],
-      };
+      return refused([state('minute', options.anonymousPerMinute, rejected(error))]);
     }
   }
 
