@@ -3,11 +3,21 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
 import { freePort, toolFor } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, postgresUrl } from './backends.js';
-import { call, expectServiceUnavailable, freshStore, startServer, type TestServer } from './harness.js';
+import {
+  call,
+  expectServiceUnavailable,
+  freshStore,
+  serverDist,
+  startServer,
+  type TestServer,
+} from './harness.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
@@ -68,6 +78,73 @@ describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
     expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
     server.expectNoContractViolations();
   });
+});
+
+/** Another process that holds the SQLite file's write lock for `ms`, then lets go and exits. */
+async function holdWriteLock(path: string, ms: number) {
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`,
+    ],
+    { cwd: dirname(serverDist) }, // apps/server, where better-sqlite3 resolves
+  );
+  cleanups.push(() => holder.kill('SIGKILL'));
+  await once(holder.stdout, 'data');
+  return holder;
+}
+
+/** /healthz's answer times (ms) for `forMs`, one probe every 50 ms; every one must be 200. */
+async function healthTimes(url: string, forMs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (const end = Date.now() + forMs; Date.now() < end; await sleep(50)) {
+    const start = performance.now();
+    const res = await fetch(`${url}/healthz`);
+    times.push(performance.now() - start);
+    expect(res.status).toBe(200);
+  }
+  return times;
+}
+
+describe.runIf(backend === 'sqlite')('SQLite locked by another process', () => {
+  const post = (server: TestServer, key: string) =>
+    call(`${server.url}/v1/pets`, key, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+
+  it('a write waits for the lock on the event loop: /healthz answers at once, the write lands after', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    await holdWriteLock(server.location.DATABASE_URL, 1_500);
+    const started = Date.now();
+    const write = post(server, key);
+    const times = await healthTimes(server.url, 1_000);
+    const res = await write;
+    expect(res.status).toBe(201);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000); // it did wait for the lock
+    expect(Math.max(...times)).toBeLessThan(100);
+    expect(await server.petCount()).toBe(1);
+  });
+
+  it('a write that waits past 5 s answers 503 with Retry-After and changes nothing', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    const holder = await holdWriteLock(server.location.DATABASE_URL, 7_000);
+    const started = Date.now();
+    const write = post(server, key);
+    const times = await healthTimes(server.url, 2_000);
+    await expectServiceUnavailable(await write);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+    expect(Math.max(...times)).toBeLessThan(100);
+    await once(holder, 'exit');
+    expect(await server.petCount()).toBe(0);
+    expect((await post(server, key)).status).toBe(201);
+    server.expectNoContractViolations();
+  }, 20_000);
 });
 
 describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
@@ -154,8 +231,6 @@ async function privateRedis() {
   });
   return handle;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
   it('keeps serving on per-instance limits, says so in the log, and shares limits again when Redis returns', async () => {

@@ -3,7 +3,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { closeSync, mkdirSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createKey, enterprise, keysCommand, tempDatabase } from '@animal-store/test-support';
@@ -20,9 +29,10 @@ afterEach(async () => {
 });
 
 /** Runs the built server to its exit: status and everything it printed. */
-async function runToExit(env: Record<string, string>) {
+async function runToExit(env: Record<string, string>, as: { uid?: number; gid?: number } = {}) {
   const child = spawn(process.execPath, [join(serverDist, 'main.js')], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
+    ...as,
   });
   running.push(child);
   let output = '';
@@ -133,6 +143,49 @@ describe('start-up on a store it cannot use', () => {
     expect(code).not.toBe(0);
     expectOneClearLine(output, 'DATABASE_URL', path, 'locked by another process');
   }, 20_000);
+
+  // Permissions bind only a process that is not root: these run the server as the user nobody.
+  const nobody = { uid: 65534, gid: 65534 };
+  const asNobody = () => {
+    if (process.getuid?.() === 0) return true;
+    const line = 'the unwritable-files cases need root (they run the server as nobody)';
+    if (process.env.CI) throw new Error(`CI needs every case; ${line}`);
+    process.stderr.write(`skipping ${line}\n`);
+    return false;
+  };
+
+  it.runIf(asNobody())(
+    'when the -shm file cannot be written, then it exits with one line naming it (not SIGBUS later)',
+    async () => {
+      const path = tempDatabase();
+      const holder = new Database(path); // keeps -wal and -shm in place while the server starts
+      holder.pragma('journal_mode = WAL');
+      holder.exec('CREATE TABLE t (x)');
+      try {
+        chmodSync(dirname(path), 0o777);
+        for (const file of [path, `${path}-wal`]) chmodSync(file, 0o666);
+        chmodSync(`${path}-shm`, 0o444);
+        const { code, output } = await runToExit({ DATABASE_URL: path }, nobody);
+        expect(code).toBe(1);
+        expectOneClearLine(output, 'DATABASE_URL', `${path}-shm is not writable`);
+      } finally {
+        holder.close();
+      }
+    },
+  );
+
+  it.runIf(asNobody())(
+    'when its folder cannot be written, then it exits with one line naming the folder',
+    async () => {
+      const path = tempDatabase();
+      new Database(path).close();
+      chmodSync(dirname(path), 0o755); // nobody may enter, but not create the -wal file
+      chmodSync(path, 0o666);
+      const { code, output } = await runToExit({ DATABASE_URL: path }, nobody);
+      expect(code).toBe(1);
+      expectOneClearLine(output, 'DATABASE_URL', `its folder ${dirname(path)} is not writable`);
+    },
+  );
 
   it('when the port is in use, then it exits with one line, before making a development key', async () => {
     const holder = createServer().listen(0, '127.0.0.1');

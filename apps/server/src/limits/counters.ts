@@ -11,6 +11,7 @@ import {
   RateLimiterRedis,
   RateLimiterSQLite,
 } from 'rate-limiter-flexible';
+import { guarded } from '../store/sqlite/failures.js';
 import type { Db } from '../store/sqlite/index.js';
 
 /**
@@ -70,8 +71,10 @@ function withCachedStatements(db: Db) {
 /** Counters in the SQLite file (shared by every process on it, kept across restarts). */
 export function sqliteCounters(db: Db): Counters {
   const storeClient = withCachedStatements(db);
-  return cached(
-    (keyPrefix, points, duration) =>
+  // Each call waits for another process's write lock on the event loop, and fails as the store's error
+  // (see store/sqlite/failures.ts).
+  return cached((keyPrefix, points, duration) =>
+    guarded(
       new RateLimiterSQLite({
         storeClient,
         storeType: 'better-sqlite3',
@@ -81,6 +84,8 @@ export function sqliteCounters(db: Db): Counters {
         points,
         duration,
       }),
+      db.name,
+    ),
   );
 }
 

@@ -22,25 +22,11 @@ export class StoreUnwritableError extends StoreUnavailableError {
   }
 }
 
-/** SQLite's "try again" answers, when another process holds the write lock past the busy timeout. */
-const busy = /^SQLITE_(BUSY|LOCKED)/;
-const full = /^SQLITE_FULL/;
-const unwritable = /^SQLITE_(READONLY|IOERR|CANTOPEN)/;
-
 /**
- * The store error behind any failure of a store call, or undefined when it is not one (a bug: a 500).
- * SQLite's errors arrive raw from better-sqlite3 and from the rate limiter's own statements, so they are
- * recognised here by their codes; PostgreSQL's are translated where they are raised (store/postgres).
+ * The store error behind any failure of a store call, or undefined when it is not one (a bug: a 500). Each
+ * engine turns its own failures into these errors where it raises them (store/sqlite/failures.ts,
+ * store/postgres), so a store failure is recognised by its class alone.
  */
 export function storeFailure(error: unknown): StoreUnavailableError | undefined {
-  if (error instanceof StoreUnavailableError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return undefined;
-  const message = (error as Error).message;
-  if (full.test(code)) return new StoreUnwritableError('disk_full', `the store's disk is full: ${message}`);
-  if (unwritable.test(code)) {
-    return new StoreUnwritableError('read_only', `the store's files cannot be written: ${message}`);
-  }
-  if (busy.test(code)) return new StoreUnavailableError(`the store is busy: ${message}`);
-  return undefined;
+  return error instanceof StoreUnavailableError ? error : undefined;
 }

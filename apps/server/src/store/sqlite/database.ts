@@ -7,6 +7,7 @@ import { petStatuses } from '@animal-store/spec';
 import Database from 'better-sqlite3';
 import { planNames } from '../../plans.js';
 import { StoreOpenError } from '../open-error.js';
+import { unwritablePart } from './failures.js';
 
 export type Db = Database.Database;
 
@@ -81,6 +82,10 @@ export function openDatabase(path: string, options: { integrityCheck?: boolean }
       throw fail('is a directory; point DATABASE_URL at a file inside it, e.g. animal-store.db');
     }
     mkdirSync(dirname(path), { recursive: true });
+    const part = unwritablePart(path);
+    if (part) {
+      throw fail(`cannot be written: ${part}; give the service write access to the folder and its files`);
+    }
     return prepare(new Database(path, { timeout: 5000 }), options.integrityCheck ?? true);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;

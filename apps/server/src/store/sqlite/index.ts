@@ -1,6 +1,7 @@
 // The SQLite engine: one file (or :memory:) in WAL mode, opened synchronously behind the async Store.
 import type { Store } from '../store.js';
 import { type Db, openDatabase } from './database.js';
+import { busyTimeoutMs, guarded, sqliteCall } from './failures.js';
 import { createSqliteIdempotencyStore } from './idempotency.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createSqlitePetStore } from './pets.js';
@@ -30,24 +31,27 @@ export function sqliteStore(db: Db): Store {
     deleteProbe.run();
   });
   return {
-    pets: createSqlitePetStore(db),
-    keys: createSqliteKeyStore(db),
-    idempotency: createSqliteIdempotencyStore(db),
-    async setting(name, create) {
-      return setting.immediate(name, create);
-    },
-    async check({ write = false } = {}) {
-      for (const statement of probe) statement.get();
-      if (write) rewrite.immediate();
-    },
+    pets: guarded(createSqlitePetStore(db), db.name),
+    keys: guarded(createSqliteKeyStore(db), db.name),
+    idempotency: guarded(createSqliteIdempotencyStore(db), db.name),
+    setting: (name, create) => sqliteCall(() => setting.immediate(name, create), db.name),
+    check: ({ write = false } = {}) =>
+      sqliteCall(() => {
+        for (const statement of probe) statement.get();
+        if (write) rewrite.immediate();
+      }, db.name),
     async close() {
       db.close();
     },
   };
 }
 
-/** Opens the file (see openDatabase) and wraps it as a Store; `db` is kept for the SQLite rate limiter. */
+/**
+ * Opens the file (see openDatabase) and wraps it as a Store; `db` is kept for the SQLite rate limiter.
+ * From here on another process's write lock is waited for on the event loop (see failures.ts).
+ */
 export function openSqliteStore(path: string): { store: Store; db: Db } {
   const db = openDatabase(path);
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   return { store: sqliteStore(db), db };
 }
