@@ -88,10 +88,11 @@ async function serve() {
     fail(error instanceof StoreOpenError ? error.message : `DATABASE_URL: ${(error as Error).message}`, 1);
   }
   const { store } = backend;
+  const limiter = createRateLimiter(backend.counters, config.limits);
 
   const app = await createApp({
     store,
-    limiter: createRateLimiter(backend.counters, config.limits),
+    limiter,
     logger,
     trustProxy: config.trustProxy,
     corsOrigins: config.corsOrigins,
@@ -133,6 +134,7 @@ async function serve() {
     // A hard bound on the whole shutdown, whatever hangs (a store that does not close, a blocked output).
     setTimeout(() => process.exit(1), config.shutdownGraceMs + 1_000).unref();
     await drain(server, config.shutdownGraceMs);
+    await limiter.close(); // unused leases go back to the shared store for the other instances
     await backend.close();
     logger.info('stopped');
     process.exit(0);

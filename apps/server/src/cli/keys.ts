@@ -38,7 +38,14 @@ const openStore = async (mustExist = true) => {
   }
   const backend = await openBackend(database, redis, pino({ level: 'silent' }));
   const limiter = createRateLimiter(backend.counters, limits);
-  return { keys: backend.store.keys, limiter, close: () => backend.close() };
+  return {
+    keys: backend.store.keys,
+    limiter,
+    close: async () => {
+      await limiter.close();
+      await backend.close();
+    },
+  };
 };
 const describe = (k: ApiKey) => ({
   id: k.id,

@@ -1,18 +1,10 @@
-// The policy on rate-limiter-flexible's memory store, with the clock moved by hand (vitest's fake timers
-// drive both the library's Date.now and the policy's): no real sleeps.
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+// The policy on the memory counters, with the clock moved by hand (vitest's fake timers drive Date.now):
+// no real sleeps. The engines' own counters are tested against the real engines (test/rate-limit.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Counters } from './counters.js';
+import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
 
-const memory: Counters = (() => {
-  const instances = new Map<string, RateLimiterMemory>();
-  return (keyPrefix: string, points: number, duration: number) => {
-    const id = `${keyPrefix}/${points}/${duration}`;
-    if (!instances.has(id)) instances.set(id, new RateLimiterMemory({ keyPrefix, points, duration }));
-    return instances.get(id) as RateLimiterMemory;
-  };
-})();
+const memory = memoryCounters();
 
 beforeEach(() => {
   vi.useFakeTimers();

@@ -48,6 +48,8 @@ const migrations: string[] = [
   `ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
    ALTER TABLE api_keys ADD COLUMN previous_secret_hash BLOB;
    ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
+  // 1.2.0: the limiter's leases (counters.ts) record what each take got.
+  'ALTER TABLE rate_limits ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;',
 ];
 
 /** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */

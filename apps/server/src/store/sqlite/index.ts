@@ -6,6 +6,7 @@ import { createSqliteIdempotencyStore } from './idempotency.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createSqlitePetStore } from './pets.js';
 
+export { sqliteCounters } from './counters.js';
 export type { Db } from './database.js';
 export { openDatabase } from './database.js';
 

@@ -1,26 +1,19 @@
 // Pets on SQLite: prepared statements over the pets table. No HTTP here.
 import type { Pet, PetStatus } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
+import { type PetRow, toPet } from '../rows.js';
 import type { IdempotencyScope, PetStore } from '../store.js';
 import type { Db } from './database.js';
 
-type Row = { id: number; name: string; category_id: number; status: PetStatus };
-const toPet = (row: Row): Pet => ({
-  id: row.id,
-  name: row.name,
-  categoryId: row.category_id,
-  status: row.status,
-});
-
 export function createSqlitePetStore(db: Db): PetStore {
-  const insert = db.prepare<[string, number, PetStatus], Row>(
+  const insert = db.prepare<[string, number, PetStatus], PetRow>(
     'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status',
   );
-  const byId = db.prepare<[bigint], Row>('SELECT id, name, category_id, status FROM pets WHERE id = ?');
-  const after = db.prepare<[number, number], Row>(
+  const byId = db.prepare<[bigint], PetRow>('SELECT id, name, category_id, status FROM pets WHERE id = ?');
+  const after = db.prepare<[number, number], PetRow>(
     'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
   );
-  const afterWithStatus = db.prepare<[PetStatus, number, number], Row>(
+  const afterWithStatus = db.prepare<[PetStatus, number, number], PetRow>(
     'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
   );
   const complete = db.prepare<[number, string, string]>(
@@ -29,19 +22,19 @@ export function createSqlitePetStore(db: Db): PetStore {
   // The row as SQLite returns it (RETURNING reads the stored value back), judged before the commit.
   const create = db.transaction(
     (pet: Parameters<PetStore['create']>[0], accept: (stored: Pet) => void, scope?: IdempotencyScope) => {
-      const stored = toPet(insert.get(pet.name, pet.categoryId, pet.status) as Row);
+      const stored = toPet(insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
       accept(stored);
       if (scope) complete.run(stored.id, scope.apiKeyId, scope.key);
       return stored;
     },
   );
-  const byIds = new Map<string, Database.Statement<unknown[], Row>>();
+  const byIds = new Map<string, Database.Statement<unknown[], PetRow>>();
   const many = (count: number, withStatus: boolean) => {
     const id = `${count}/${withStatus}`;
     let statement = byIds.get(id);
     if (!statement) {
       const list = Array.from({ length: count }, () => '?').join(', ');
-      statement = db.prepare<unknown[], Row>(
+      statement = db.prepare<unknown[], PetRow>(
         `SELECT id, name, category_id, status FROM pets WHERE id IN (${list})${withStatus ? ' AND status = ?' : ''} ORDER BY id`,
       );
       byIds.set(id, statement);

@@ -1,0 +1,37 @@
+// What the limiter needs of a shared counter store: a few atomic operations on named fixed windows. The
+// algorithm (leases, bans) is written once over this interface (leases.ts, policy.ts); each engine
+// implements it next to its store, with its own error translation: store/sqlite/counters.ts,
+// store/postgres/counters.ts, store/redis/counters.ts; and memory-counters.ts for one process.
+
+/** What a take got from a window, as the store saw it. */
+export type Grant = {
+  /** Points granted to the caller now, between 0 (the window is exhausted) and what it asked for. */
+  granted: number;
+  /** Points taken from the window in all (by every process), this grant included. */
+  used: number;
+  /** When the window ends (epoch milliseconds). */
+  resetAt: number;
+};
+
+export interface CounterStore {
+  /**
+   * Atomically takes up to `want` of the `limit` points of the window named `key`; a window of
+   * `windowMs` starts with the first take after the previous one ended.
+   */
+  take(key: string, want: number, limit: number, windowMs: number): Promise<Grant>;
+  /** Gives back points taken but not used, while the window ending at `resetAt` still runs. */
+  giveBack(key: string, points: number, resetAt: number): Promise<void>;
+  /** When the window or mark named `key` ends (epoch milliseconds), or 0 when none runs. */
+  endsAt(key: string): Promise<number>;
+  /** Sets a mark named `key` (a ban) that lasts `ms`, replacing any window or mark of that name. */
+  mark(key: string, ms: number): Promise<void>;
+  /** Ends the window or mark named `key` now. */
+  delete(key: string): Promise<void>;
+  /** Deletes windows and marks that have ended (where the engine does not expire them itself). */
+  sweep(): Promise<number>;
+  /**
+   * Which store answers now, for a store that can switch (Redis falls back to memory while it is out, and
+   * returns): a lease taken from one is dropped once another answers. Absent: always the same store.
+   */
+  epoch?(): number;
+}

@@ -1,0 +1,97 @@
+// The lease algorithm over the memory counters (the engines' own counters run under test/ against the real
+// engines), with a clock moved by hand.
+import { describe, expect, it } from 'vitest';
+import type { CounterStore } from './counter-store.js';
+import { Leases, maxLease, recheckMs } from './leases.js';
+import { memoryCounters } from './memory-counters.js';
+
+function setup() {
+  let time = Date.parse('2026-11-23T12:00:00Z');
+  const clock = { now: () => time, advance: (ms: number) => void (time += ms) };
+  const inner = memoryCounters(clock.now);
+  const asked: number[] = []; // the size of each lease asked for
+  const store: CounterStore = {
+    ...inner,
+    take: (key, want, limit, windowMs) => {
+      asked.push(want);
+      return inner.take(key, want, limit, windowMs);
+    },
+  };
+  return { clock, store, asked, leases: () => new Leases(store, clock.now) };
+}
+
+const takeAll = (leases: Leases, n: number, limit: number) =>
+  Promise.all(Array.from({ length: n }, () => leases.take('minute:k', limit, 60_000)));
+
+describe('Leases', () => {
+  it('admits exactly the limit in one process, the remaining count exact after each request', async () => {
+    const { leases } = setup();
+    const one = leases();
+    const remaining: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const taken = await one.take('minute:k', 20, 60_000);
+      remaining.push(taken.admitted ? taken.remaining : -1);
+    }
+    expect(remaining).toEqual([...Array.from({ length: 20 }, (_, i) => 19 - i), -1, -1, -1, -1, -1]);
+  });
+
+  it('asks the store once per lease: an eighth of what is left, at most maxLease, down to 1 near the limit', async () => {
+    const big = setup();
+    await takeAll(big.leases(), 150, 10_000);
+    expect(big.asked).toEqual([maxLease, maxLease]); // 150 requests, two store calls, shared by the waiters
+    const small = setup();
+    const one = small.leases();
+    for (let i = 0; i < 16; i++) await one.take('minute:k', 16, 60_000);
+    expect(small.asked).toEqual([2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {
+    const { leases } = setup();
+    const processes = [leases(), leases(), leases()];
+    const taken = await Promise.all(processes.flatMap((p) => takeAll(p, 200, 500)));
+    const admitted = taken.flat().filter((t) => t.admitted).length;
+    expect(admitted).toBe(500); // each kept asking until the store had nothing left
+  });
+
+  it('lets a lease die with its window, and starts the next window empty', async () => {
+    const { leases, clock, store } = setup();
+    const one = leases();
+    expect((await one.take('minute:k', 80, 60_000)).remaining).toBe(79); // holds a lease of 10
+    clock.advance(60_000);
+    const next = await one.take('minute:k', 80, 60_000);
+    expect(next).toMatchObject({ admitted: true, remaining: 79, resetMs: 60_000 });
+    expect((await store.take('minute:k', 100, 80, 60_000)).used).toBe(80); // 10 leased, 70 taken now
+  });
+
+  it('gives unused points back on release, so another process can use them', async () => {
+    const { leases } = setup();
+    const first = leases();
+    await first.take('minute:k', 80, 60_000);
+    await first.release();
+    const second = leases();
+    const admitted = (await takeAll(second, 100, 80)).filter((t) => t.admitted).length;
+    expect(admitted).toBe(79);
+  });
+
+  it('asks an exhausted window again only after recheckMs', async () => {
+    const { leases, clock, asked } = setup();
+    const one = leases();
+    await takeAll(one, 3, 2);
+    const before = asked.length;
+    expect((await one.take('minute:k', 2, 60_000)).admitted).toBe(false);
+    expect(asked.length).toBe(before);
+    clock.advance(recheckMs);
+    expect((await one.take('minute:k', 2, 60_000)).admitted).toBe(false);
+    expect(asked.length).toBe(before + 1);
+  });
+
+  it('returns a point untaken to the lease, and answers from memory while it holds one', async () => {
+    const { leases } = setup();
+    const one = leases();
+    expect(one.decidesInMemory('minute:k', 80)).toBe(false);
+    await one.take('minute:k', 80, 60_000);
+    expect(one.decidesInMemory('minute:k', 80)).toBe(true);
+    one.untake('minute:k');
+    expect(one.peek('minute:k', 80, 60_000).remaining).toBe(80);
+  });
+});

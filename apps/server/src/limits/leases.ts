@@ -1,0 +1,154 @@
+// Admission from leases: the request path decides in memory. A process takes a lease of up to `maxLease`
+// points of a window from the shared counter store in one atomic step, and admits requests from it
+// without asking the store again until it is used up. Written by hand: rate-limiter-flexible (used here
+// before) counts every request in the store, and no limiter library leases quota from a shared store.
+//
+// What holds, whatever the number of processes and instances:
+// - The limit is never exceeded: the store grants no more than the window has left (take is atomic), and
+//   a process admits only what it was granted.
+// - A lease dies with its window. Unused points are given back on a graceful stop (release); a crash loses
+//   them, so the window under-admits by at most one lease per process, never over-admits.
+// - The lease size adapts: an eighth of what the window had left at the last take, at least 1 (near the
+//   limit every take is a single point) and at most `maxLease`.
+// - `remaining` is exact with one process: the store's count with this process's unused points given back.
+//   With several it is as of this process's last take, and counts the other processes' unused leases as
+//   used, so it never claims what another process holds.
+import type { CounterStore } from './counter-store.js';
+
+/** The most points one lease holds: a crash under-admits by at most this many per key and window. */
+export const maxLease = 100;
+/** An exhausted window is asked again at most this often (points given back by a stopping process). */
+export const recheckMs = 1_000;
+
+export type WindowView = { limit: number; remaining: number; resetMs: number };
+export type Taken = WindowView & { admitted: boolean };
+
+type Lease = {
+  limit: number;
+  /** Points granted to this process and not used yet. */
+  left: number;
+  /** The window's points taken in all, as of this process's last take. */
+  used: number;
+  resetAt: number;
+  /** The counter store's epoch at the take (see CounterStore.epoch). */
+  epoch: number;
+  /** When the store last granted nothing (the window is exhausted). */
+  exhaustedAt?: number;
+  /** The take in flight, which every request waiting for this window shares. */
+  refill?: Promise<void>;
+};
+
+const leaseSize = (limit: number, used: number) =>
+  Math.min(maxLease, Math.max(1, Math.floor((limit - used) / 8)));
+
+export class Leases {
+  readonly #leases = new Map<string, Lease>();
+  constructor(
+    private readonly store: CounterStore,
+    private readonly now: () => number,
+  ) {}
+
+  /** Takes one point of the window `key` for a request: from this process's lease, else from a new one. */
+  async take(key: string, limit: number, windowMs: number): Promise<Taken> {
+    for (;;) {
+      const lease = this.#current(key, limit);
+      if (lease?.refill) {
+        await lease.refill;
+        continue;
+      }
+      if (lease && lease.left > 0) {
+        lease.left--;
+        return { admitted: true, ...this.#view(lease) };
+      }
+      if (lease?.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs) {
+        return { admitted: false, ...this.#view(lease) };
+      }
+      await this.#refill(key, limit, windowMs, lease);
+    }
+  }
+
+  /**
+   * Whether `take` can decide from memory now: a point is left, a take is in flight, or the window was
+   * found exhausted within recheckMs. When not, the next take asks the store.
+   */
+  decidesInMemory(key: string, limit: number): boolean {
+    const lease = this.#current(key, limit);
+    if (!lease) return false;
+    if (lease.refill || lease.left > 0) return true;
+    return lease.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs;
+  }
+
+  /** Returns a point taken by `take` that the request did not use after all (another window refused it). */
+  untake(key: string): void {
+    const lease = this.#leases.get(key);
+    if (lease && lease.resetAt > this.now()) lease.left++;
+  }
+
+  /** The window as this process knows it, without asking the store (a full window when none is known). */
+  peek(key: string, limit: number, windowMs: number): WindowView {
+    const lease = this.#current(key, limit);
+    return lease ? this.#view(lease) : { limit, remaining: limit, resetMs: windowMs };
+  }
+
+  /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
+  async release(): Promise<void> {
+    const now = this.now();
+    const returns = [...this.#leases].map(async ([key, lease]) => {
+      if (lease.left <= 0 || lease.resetAt <= now) return;
+      const points = lease.left;
+      lease.left = 0;
+      await this.store.giveBack(key, points, lease.resetAt).catch(() => {});
+    });
+    await Promise.all(returns);
+  }
+
+  /** Forgets leases whose windows have ended (memory stays bounded by the live windows). */
+  sweep(): void {
+    const now = this.now();
+    for (const [key, lease] of this.#leases) {
+      if (lease.resetAt <= now && !lease.refill) this.#leases.delete(key);
+    }
+  }
+
+  /** The live lease of `key`; a lease of an ended window, or taken under another limit, is dropped. */
+  #current(key: string, limit: number): Lease | undefined {
+    const lease = this.#leases.get(key);
+    if (!lease || lease.refill) return lease;
+    const epoch = this.store.epoch?.() ?? 0;
+    if (lease.resetAt > this.now() && lease.limit === limit && lease.epoch === epoch) return lease;
+    this.#leases.delete(key);
+    if (lease.epoch !== epoch) return undefined; // taken from a store that no longer answers: dropped
+    // The key's limit changed mid-window: what this process holds goes back, the new limit applies.
+    if (lease.limit !== limit && lease.left > 0 && lease.resetAt > this.now()) {
+      void this.store.giveBack(key, lease.left, lease.resetAt).catch(() => {});
+    }
+    return undefined;
+  }
+
+  #view(lease: Lease): WindowView {
+    return {
+      limit: lease.limit,
+      remaining: Math.max(0, lease.limit - lease.used + lease.left),
+      resetMs: Math.max(0, lease.resetAt - this.now()),
+    };
+  }
+
+  #refill(key: string, limit: number, windowMs: number, previous: Lease | undefined): Promise<void> {
+    const lease: Lease = previous ?? { limit, left: 0, used: 0, resetAt: 0, epoch: 0 };
+    lease.epoch = this.store.epoch?.() ?? 0;
+    this.#leases.set(key, lease);
+    lease.refill = (async () => {
+      try {
+        const grant = await this.store.take(key, leaseSize(limit, lease.used), limit, windowMs);
+        // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty.
+        lease.left = (grant.resetAt === lease.resetAt ? lease.left : 0) + grant.granted;
+        lease.used = grant.used;
+        lease.resetAt = grant.resetAt;
+        lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;
+      } finally {
+        lease.refill = undefined;
+      }
+    })();
+    return lease.refill;
+  }
+}

@@ -1,0 +1,43 @@
+// Counters in this process's memory: exact for one process, per process for several. They stand in for
+// Redis while it is unreachable (store/redis/counters.ts) and serve the limiter's own tests. Written by
+// hand: a Map of windows is all it takes.
+import type { CounterStore } from './counter-store.js';
+
+export function memoryCounters(now = () => Date.now()): CounterStore {
+  const windows = new Map<string, { points: number; resetAt: number }>();
+  const live = (key: string) => {
+    const window = windows.get(key);
+    if (window && window.resetAt <= now()) windows.delete(key);
+    else return window;
+  };
+  return {
+    async take(key, want, limit, windowMs) {
+      let window = live(key);
+      if (!window) {
+        window = { points: 0, resetAt: now() + windowMs };
+        windows.set(key, window);
+      }
+      const granted = Math.max(0, Math.min(want, limit - window.points));
+      window.points += granted;
+      return { granted, used: window.points, resetAt: window.resetAt };
+    },
+    async giveBack(key, points, resetAt) {
+      const window = live(key);
+      if (window?.resetAt === resetAt) window.points = Math.max(0, window.points - points);
+    },
+    async endsAt(key) {
+      return live(key)?.resetAt ?? 0;
+    },
+    async mark(key, ms) {
+      windows.set(key, { points: 1, resetAt: now() + ms });
+    },
+    async delete(key) {
+      windows.delete(key);
+    },
+    async sweep() {
+      const before = windows.size;
+      for (const key of windows.keys()) live(key);
+      return before - windows.size;
+    },
+  };
+}

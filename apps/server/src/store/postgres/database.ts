@@ -1,0 +1,128 @@
+// Opens the PostgreSQL pool and brings the schema up to date: versioned migrations, run at start under an
+// advisory lock (N instances starting at once migrate once). Connection-level and "not now" failures
+// become StoreUnavailableError (503) here; the pool reconnects by itself when the server returns.
+import { petStatuses } from '@animal-store/spec';
+import pg from 'pg';
+import { planNames } from '../../plans.js';
+import { StoreOpenError } from '../open-error.js';
+import { StoreUnavailableError } from '../unavailable.js';
+
+const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+const migrations: string[] = [
+  `CREATE TABLE pets (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, -- ids are never reused
+     name TEXT NOT NULL,
+     category_id BIGINT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN (${list(petStatuses)}))
+   );
+   CREATE INDEX pets_status_id ON pets (status, id);
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     secret_hash BYTEA NOT NULL,
+     plan TEXT NOT NULL CHECK (plan IN (${list(planNames)})),
+     per_minute BIGINT, -- enterprise quotas may exceed 2^31 (JSON-safe integers up to 2^53)
+     per_day BIGINT,
+     label TEXT,
+     created_at TEXT NOT NULL,
+     revoked_at TEXT
+   );
+   CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+   -- rate-limiter-flexible's table layout for its PostgreSQL store (created here, once)
+   CREATE TABLE rate_limits (key VARCHAR(255) PRIMARY KEY, points INTEGER NOT NULL DEFAULT 0, expire BIGINT);`,
+  // 1.1.0: Idempotency-Key on createPet; pet_id is set in the transaction that creates the pet.
+  `CREATE TABLE idempotency_keys (
+     api_key_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     fingerprint TEXT NOT NULL,
+     pet_id BIGINT REFERENCES pets (id),
+     created_at BIGINT NOT NULL,
+     PRIMARY KEY (api_key_id, key)
+   );
+   CREATE INDEX idempotency_keys_created_at ON idempotency_keys (created_at);`,
+  // 1.1.0: key management (last use, rotation with a grace period for the previous secret).
+  `ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+   ALTER TABLE api_keys ADD COLUMN previous_secret_hash BYTEA;
+   ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
+  // 1.2.0: the limiter's leases (store/postgres/counters.ts) record what each take got; windows of
+  // enterprise quotas may count past 2^31.
+  `ALTER TABLE rate_limits ALTER COLUMN points TYPE BIGINT;
+   ALTER TABLE rate_limits ADD COLUMN granted BIGINT NOT NULL DEFAULT 0;`,
+];
+/** Any constant: the advisory lock that serialises migrations across instances. */
+const migrationLock = 0x616e696d; // "anim"
+
+/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement or lock timeout, resources, serialization. */
+const transient = /^(08|57P0|57014|55P03|53|40001|40P01)/;
+
+/** The store's error for a PostgreSQL failure (503 for "not now"), or the error itself (a bug). */
+export function translate(error: unknown): unknown {
+  const e = error as NodeJS.ErrnoException & { code?: string };
+  const connection =
+    (typeof e.code === 'string' && transient.test(e.code)) ||
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(
+      e.code ?? '',
+    ) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+      e.message ?? '',
+    );
+  return connection ? new StoreUnavailableError(`PostgreSQL is unavailable: ${e.code ?? e.message}`) : error;
+}
+
+/** The pool, and one statement run on it with its failure translated. */
+export type Pg = {
+  pool: pg.Pool;
+  query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<R[]>;
+};
+
+export type PostgresOptions = { url: string; poolSize: number; statementTimeoutMs: number };
+
+/** Connects and migrates (once across instances); throws StoreOpenError with an operator's message. */
+export async function openDatabase(options: PostgresOptions): Promise<Pg> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    statement_timeout: options.statementTimeoutMs,
+    connectionTimeoutMillis: 3_000,
+  });
+  // An idle client whose server went away emits here; the pool replaces it. Without a listener the
+  // process would crash.
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [migrationLock]);
+      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
+      const { rows } = await client.query<{ v: number | null }>(
+        'SELECT max(version) AS v FROM schema_migrations',
+      );
+      for (const [index, sql] of migrations.entries()) {
+        if (index < (rows[0]?.v ?? 0)) continue;
+        await client.query('BEGIN');
+        await client.query(sql);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
+        await client.query('COMMIT');
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [migrationLock]).catch(() => {});
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    const where = new URL(options.url);
+    where.password = '';
+    throw new StoreOpenError(
+      `DATABASE_URL: the PostgreSQL database ${where.host}${where.pathname} cannot be used (${(error as Error).message}); check that it is running and reachable, and the URL.`,
+    );
+  }
+  return {
+    pool,
+    async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+      try {
+        return (await pool.query<R>(text, values)).rows;
+      } catch (error) {
+        throw translate(error);
+      }
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// The limiter's counters in Redis (limits/counter-store.ts), exact across every instance: each operation is
+// one Lua script or command, so it is atomic. While Redis is unreachable or stalled, the windows fall back to
+// this instance's memory (limits/memory-counters.ts): the service stays up and every key is still limited,
+// but per instance, so N instances admit up to N times a quota until Redis returns. Marks (bans) have no
+// such fallback: they fail, and the limiter honours the bans it has seen (limits/ban-cache.ts).
+//
+// A ping every 500 ms notices a stall, and then every call goes to memory at once (a circuit breaker,
+// written by hand: ioredis has none); each command still has REDIS_COMMAND_TIMEOUT_MS as a backstop. That
+// deadline is not tens of milliseconds: a command that times out while Redis is merely slow (or this process
+// busy) falls back to memory and can over-admit, and under load a 50 ms deadline did (measured in CI).
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { CounterStore } from '../../limits/counter-store.js';
+import { memoryCounters } from '../../limits/memory-counters.js';
+
+// KEYS[1] the window; ARGV want, limit, window ms. Returns granted, used, ms until the window ends.
+const take = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+local fresh = ttl <= 0
+if fresh then used = 0; ttl = tonumber(ARGV[3]) end
+local granted = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
+if granted > 0 then
+  if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
+end
+return {granted, used + granted, ttl}`;
+
+// KEYS[1] the window; ARGV points. The window still running is the one the points came from: a lease is
+// given back only before its window ends (limits/leases.ts).
+const giveBack = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if used <= 0 then return 0 end
+local back = math.min(used, tonumber(ARGV[1]))
+redis.call('DECRBY', KEYS[1], back)
+return back`;
+
+type Scripts = Redis & {
+  leaseTake(key: string, want: number, limit: number, windowMs: number): Promise<[number, number, number]>;
+  leaseGiveBack(key: string, points: number): Promise<number>;
+};
+
+/** The counters, why they run on memory now (undefined when shared), and the stop of the probe. */
+export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, now = () => Date.now()) {
+  redis.defineCommand('leaseTake', { numberOfKeys: 1, lua: take });
+  redis.defineCommand('leaseGiveBack', { numberOfKeys: 1, lua: giveBack });
+  const client = redis as Scripts;
+  let down: string | undefined;
+  // Changes each time Redis answers again: leases taken from memory meanwhile (or from Redis before the
+  // outage) are dropped then, and the shared windows count again.
+  let epoch = 0;
+  const lost = (reason: string) => {
+    if (down) return;
+    down = reason;
+    logger.error(
+      { reason },
+      'Redis unreachable: rate limits fall back to per-instance memory until it returns',
+    );
+  };
+  const back = () => {
+    if (!down) return;
+    down = undefined;
+    epoch++;
+    logger.warn('Redis reachable again: rate limits are shared across instances again');
+  };
+  redis.on('close', () => lost('connection closed'));
+  redis.on('error', (error: Error) => lost(error.message));
+  redis.on('ready', back);
+  const probe = setInterval(() => {
+    if (redis.status !== 'ready') return; // reconnecting: 'ready' will say when it is back
+    redis.ping().then(back, (error: Error) => lost(error.message));
+  }, 500);
+  probe.unref();
+
+  const memory = memoryCounters(now);
+  const name = (key: string) => `${keyPrefix}${key}`;
+  /** A window operation on Redis, or on memory while Redis is out or when this call fails. */
+  const insured = async <T>(shared: () => Promise<T>, fallback: () => Promise<T>): Promise<T> => {
+    if (down) return fallback();
+    try {
+      return await shared();
+    } catch {
+      return fallback();
+    }
+  };
+  /** A mark operation: no fallback (a ban must not read as absent from an empty memory). */
+  const strict = <T>(shared: () => Promise<T>): Promise<T> =>
+    down ? Promise.reject(new Error(`Redis unreachable: ${down}`)) : shared();
+
+  const counters: CounterStore = {
+    take: (key, want, limit, windowMs) =>
+      insured(
+        async () => {
+          const [granted, used, ttl] = await client.leaseTake(name(key), want, limit, windowMs);
+          return { granted, used, resetAt: now() + ttl };
+        },
+        () => memory.take(key, want, limit, windowMs),
+      ),
+    giveBack: (key, points, resetAt) =>
+      insured(
+        async () => {
+          if (resetAt > now()) await client.leaseGiveBack(name(key), points);
+        },
+        () => memory.giveBack(key, points, resetAt),
+      ),
+    endsAt: (key) =>
+      strict(async () => {
+        const ttl = await redis.pttl(name(key));
+        return ttl > 0 ? now() + ttl : 0;
+      }),
+    mark: (key, ms) =>
+      strict(async () => {
+        await redis.set(name(key), 1, 'PX', ms);
+      }),
+    delete: (key) =>
+      insured(
+        async () => {
+          await Promise.all([redis.del(name(key)), memory.delete(key)]);
+        },
+        () => memory.delete(key),
+      ),
+    sweep: () => memory.sweep(), // Redis expires its own keys
+    epoch: () => epoch,
+  };
+  return { counters, degraded: () => down, stop: () => clearInterval(probe) };
+}

@@ -1,0 +1,44 @@
+// Rows as every SQL engine returns them, mapped to the store's types once. PostgreSQL returns BIGINT
+// columns as strings and SQLite as numbers; both become numbers here.
+import type { Pet } from '@animal-store/spec';
+import { type Plan, planQuotas } from '../plans.js';
+import type { ApiKey } from './store.js';
+
+type Integer = number | string;
+
+export type PetRow = { id: Integer; name: string; category_id: Integer; status: Pet['status'] };
+
+export const toPet = (row: PetRow): Pet => ({
+  id: Number(row.id),
+  name: row.name,
+  categoryId: Number(row.category_id),
+  status: row.status,
+});
+
+/** An api_keys row (the secret hashes are checked by key-tokens.ts, never mapped out). */
+export type KeyRow = {
+  id: string;
+  secret_hash: Buffer;
+  plan: Plan;
+  per_minute: Integer | null;
+  per_day: Integer | null;
+  label: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  previous_secret_hash: Buffer | null;
+  previous_valid_until: string | null;
+};
+
+export const toKey = (row: KeyRow): ApiKey => ({
+  id: row.id,
+  plan: row.plan,
+  quota:
+    row.plan === 'enterprise'
+      ? { perMinute: Number(row.per_minute), perDay: Number(row.per_day) }
+      : planQuotas[row.plan],
+  label: row.label,
+  createdAt: row.created_at,
+  revokedAt: row.revoked_at,
+  lastUsedAt: row.last_used_at,
+});
