@@ -108,6 +108,42 @@ describe('the grace period of a rotation', () => {
   });
 });
 
+/** The status of `key`'s requests, polled every 250 ms until it is `status` (or `withinMs` has passed). */
+async function statusWithin(key: string, status: number, withinMs: number): Promise<number> {
+  const end = Date.now() + withinMs;
+  let last = 0;
+  while (Date.now() < end) {
+    last = (await call(`${server.url}/v1/pets`, key)).status;
+    if (last === status) return Date.now() - (end - withinMs);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`still ${last} after ${withinMs} ms`);
+}
+
+describe('verified keys are remembered for 5 s (every engine)', () => {
+  it('a key revoked behind this process (another instance, the keys command) is refused within 5 s', async () => {
+    const key = await server.key();
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    await server.sql(
+      'UPDATE api_keys SET revoked_at = ? WHERE id = ?',
+      new Date().toISOString(),
+      tokenParts(key).id,
+    );
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200); // from memory: no store read
+    expect(await statusWithin(key, 401, 5_500)).toBeLessThanOrEqual(5_500);
+  });
+
+  it('a token that opens no key is remembered as refused: no store read for it until 5 s have passed', async () => {
+    const key = await server.key();
+    const { id } = tokenParts(key);
+    await server.sql('UPDATE api_keys SET revoked_at = ? WHERE id = ?', new Date().toISOString(), id);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(401);
+    await server.sql('UPDATE api_keys SET revoked_at = NULL WHERE id = ?', id);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(401); // from memory
+    expect(await statusWithin(key, 200, 5_500)).toBeLessThanOrEqual(5_500);
+  });
+});
+
 describe('enterprise quotas', () => {
   it('beyond 2^31 requests are stored and applied exactly', async () => {
     const big = await server.key({ perMinute: 3_000_000_000, perDay: 1_000_000_000_000 });

@@ -3,6 +3,8 @@
 // suffices for random secrets) and compared in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Plan, Quota } from '../plans.js';
+import { type KeyRow, toKey } from './rows.js';
+import type { ApiKey } from './store.js';
 
 const keyPattern = /^as_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 const hash = (secret: string) => createHash('sha256').update(secret).digest();
@@ -51,6 +53,20 @@ export function matches(
     (row.previous_valid_until ?? '') > now &&
     secretMatches(secret, row.previous_secret_hash)
   );
+}
+
+/**
+ * The active key a secret opens, or undefined. Opened by the previous secret within its grace period, the
+ * key says when that ends (`graceEndsAt`), so that nothing remembers it past then (key-cache.ts).
+ */
+export function openedKey(secret: string, row: KeyRow | undefined): ApiKey | undefined {
+  if (!matches(secret, row)) return undefined;
+  const key = toKey(row);
+  // Which secret matched, without a second comparison: the current one, unless only the previous could.
+  if (row.previous_valid_until !== null && !secretMatches(secret, row.secret_hash)) {
+    key.graceEndsAt = row.previous_valid_until;
+  }
+  return key;
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { Database, RedisConfig } from '../config.js';
 import type { CounterStore } from '../limits/counter-store.js';
+import { withKeyCache } from './key-cache.js';
 import { openSqliteStore, sqliteCounters } from './sqlite/index.js';
 import { idempotencyWindowMs, type Store } from './store.js';
 
@@ -46,6 +47,7 @@ export async function openBackend(
     store = opened.store;
     counters = postgresCounters(opened.pg);
   }
+  store = { ...store, keys: withKeyCache(store.keys) };
   // Idempotency keys are forgotten after a day (see http/idempotency.ts), ended windows and bans hourly.
   cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
   const databaseCounters = counters;

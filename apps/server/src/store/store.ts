@@ -12,6 +12,8 @@ export type ApiKey = {
   revokedAt: string | null;
   /** Last request with the key (recorded at most once a minute per instance), or null. */
   lastUsedAt: string | null;
+  /** Set by `verify` when the token was the previous secret of a rotation: when its grace period ends. */
+  graceEndsAt?: string;
 };
 
 export type PetPage = { pets: Pet[]; hasMore: boolean };

@@ -1,5 +1,5 @@
 // API keys on PostgreSQL.
-import { matches, newKeyRow, newKeyToken, parseKeyToken } from '../key-tokens.js';
+import { newKeyRow, newKeyToken, openedKey, parseKeyToken } from '../key-tokens.js';
 import { type KeyRow, toKey } from '../rows.js';
 import type { KeyStore } from '../store.js';
 import type { Pg } from './database.js';
@@ -18,7 +18,7 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       const parsed = parseKeyToken(token);
       if (!parsed) return undefined;
       const [row] = await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [parsed.id]);
-      return matches(parsed.secret, row) ? toKey(row) : undefined;
+      return openedKey(parsed.secret, row);
     },
     async list() {
       return (await query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKey);

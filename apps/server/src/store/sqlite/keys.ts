@@ -1,5 +1,5 @@
 // API keys on SQLite: prepared statements over the api_keys table.
-import { matches, newKeyRow, newKeyToken, parseKeyToken } from '../key-tokens.js';
+import { newKeyRow, newKeyToken, openedKey, parseKeyToken } from '../key-tokens.js';
 import { type KeyRow, toKey } from '../rows.js';
 import type { KeyStore } from '../store.js';
 import type { Db } from './database.js';
@@ -30,7 +30,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
       const parsed = parseKeyToken(token);
       if (!parsed) return undefined;
       const row = byId.get(parsed.id);
-      return matches(parsed.secret, row) ? toKey(row) : undefined;
+      return openedKey(parsed.secret, row);
     },
     async list() {
       return all.all().map(toKey);

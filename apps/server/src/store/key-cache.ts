@@ -1,0 +1,53 @@
+// Verified keys remembered for a few seconds, so that a request is identified without a store read: a
+// decorator over any engine's KeyStore, applied once where the store is opened (open.ts). Revoking or
+// rotating through this process takes effect at once; through another (the keys command, another
+// instance) within keyCacheMs. Tokens that open no key are remembered as such for the same time, in a cache
+// of their own, so a flood of bad tokens costs no store reads and cannot push the good ones out. lru-cache
+// bounds both; entries are named by a hash of the token, never the token itself.
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { ApiKey, KeyStore } from './store.js';
+
+/** How long a verified key, or a refused token, is answered from memory. */
+export const keyCacheMs = 5_000;
+/** Entries in each of the two caches. */
+export const keyCacheEntries = 10_000;
+
+const name = (token: string) => createHash('sha256').update(token).digest('base64');
+
+export function withKeyCache(keys: KeyStore, now = () => Date.now()): KeyStore {
+  const verified = new LRUCache<string, ApiKey>({ max: keyCacheEntries, ttl: keyCacheMs });
+  const refused = new LRUCache<string, true>({ max: keyCacheEntries, ttl: keyCacheMs });
+  /** Drops every remembered token of the key (its secrets changed here). */
+  const forget = (id: string) => {
+    for (const [token, key] of verified.entries()) if (key.id === id) verified.delete(token);
+  };
+  return {
+    ...keys,
+    async verify(token) {
+      const cacheName = name(token);
+      const known = verified.get(cacheName);
+      if (known) return known;
+      if (refused.get(cacheName)) return undefined;
+      const key = await keys.verify(token);
+      if (!key) {
+        refused.set(cacheName, true);
+        return undefined;
+      }
+      // A previous secret is remembered no longer than its grace period lasts.
+      const ttl = key.graceEndsAt ? Math.min(keyCacheMs, Date.parse(key.graceEndsAt) - now()) : keyCacheMs;
+      if (ttl > 0) verified.set(cacheName, key, { ttl });
+      return key;
+    },
+    async revoke(id) {
+      const revoked = await keys.revoke(id);
+      forget(id);
+      return revoked;
+    },
+    async rotate(id, graceSeconds) {
+      const token = await keys.rotate(id, graceSeconds);
+      forget(id);
+      return token;
+    },
+  };
+}
