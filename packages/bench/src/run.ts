@@ -1,6 +1,8 @@
 // `pnpm bench [--duration s] [--connections n] [--scenario text] [--profile] [--backend postgres|postgres+redis]`: the real
-// server (built from this tree, with validation, rate limiting and logging on) against bare Express doing
-// the floor's work (src/bare-express.ts) and the framework-free floor (src/floor.ts), all on loopback over
+// server (built from this tree, with validation, rate limiting and logging on) against what a user would
+// pick instead for the same job (the usual Express stack, src/usual-express.ts; a Fastify stack,
+// src/fastify-stack.ts), bare Express doing the floor's work (src/bare-express.ts) and the framework-free
+// floor (src/floor.ts), all on loopback over
 // one SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon
 // drives them in alternation with the same connections and duration. With --backend, the same server on
 // PostgreSQL (and Redis) is measured too, on the same data. Prints the tables and writes
@@ -44,6 +46,9 @@ const serverMain = join(root, 'apps/server/dist/main.js');
 const serverFlags = ['--max-semi-space-size=4'];
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
 const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
+// What a user would pick instead, doing the same job (src/usual-express.ts, src/fastify-stack.ts).
+const usualExpressMain = fileURLToPath(new URL('../dist/usual-express.js', import.meta.url));
+const fastifyMain = fileURLToPath(new URL('../dist/fastify-stack.js', import.meta.url));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -143,6 +148,7 @@ const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', profiles] : []
 const server = await start('server', [...serverFlags, ...profile, serverMain]);
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
+const peers = [await start('usual Express', [usualExpressMain]), await start('Fastify', [fastifyMain])];
 // The same server as a cluster of two workers (WORKERS=2), on the same file: what the second core adds.
 const extra: Target[] = [
   await start('WORKERS=2', [...serverFlags, serverMain], { DATABASE_URL: databasePath, WORKERS: '2' }),
@@ -193,7 +199,7 @@ const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
 let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
   const measured: Record<string, Measure> = {};
-  for (const target of [server, bare, floor, ...extra]) {
+  for (const target of [server, ...peers, bare, floor, ...extra]) {
     const cpuBefore = cpuMs(target.child.pid as number);
     const result = await autocannon({
       url: target.url,
@@ -220,7 +226,7 @@ for (const scenario of scenarios) {
   rows.push({ scenario: scenario.name, measured });
 }
 
-for (const target of [server, bare, floor, ...extra]) {
+for (const target of [server, ...peers, bare, floor, ...extra]) {
   target.child.kill('SIGTERM');
   await new Promise((r) => target.child.once('exit', r));
 }
@@ -245,6 +251,22 @@ const lines = [
   ...rows.map((row) => {
     const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
     return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + b.non2xx + f.non2xx} |`;
+  }),
+  '',
+  '| scenario | ' +
+    ['full', ...extra.map((e) => e.name)]
+      .map((n) => `${n} req/s | ${n} / usual Express | ${n} / Fastify`)
+      .join(' | ') +
+    ' | usual Express req/s | Fastify req/s | CPU µs/req full/usual/Fastify | p99 ms full/usual/Fastify |',
+  `|---|${['full', ...extra].map(() => '---|---|---|').join('')}---|---|---|---|`,
+  ...rows.map((row) => {
+    const [usual, fast] = [m(row, 'usual Express'), m(row, 'Fastify')];
+    const ours = ['server', ...extra.map((e) => e.name)].map((name) => {
+      const r = m(row, name).reqPerSec;
+      return `${fixed(r)} | ${fixed(r / usual.reqPerSec, 2)} | ${fixed(r / fast.reqPerSec, 2)}`;
+    });
+    const s = m(row, 'server');
+    return `| ${row.scenario} | ${ours.join(' | ')} | ${fixed(usual.reqPerSec)} | ${fixed(fast.reqPerSec)} | ${[s, usual, fast].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${[s, usual, fast].map((x) => x.p99).join('/')} |`;
   }),
   ...(extra.length
     ? [
