@@ -1,5 +1,6 @@
-// Two instances behind a real reverse proxy (Debian's nginx, on a free port): with TRUST_PROXY, the
-// per-address limit sees each client's address (from X-Forwarded-For), not the proxy's.
+// Two instances behind a real reverse proxy (Debian's nginx, on a free port): with TRUST_PROXY in each of
+// its documented forms (a name, a hop count, an address list, true), the per-address limit sees each
+// client's address (from X-Forwarded-For), not the proxy's.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -27,24 +28,26 @@ const from = (localAddress: string) =>
 
 const nginxBinary = backend === 'postgres+redis' ? toolFor('the reverse-proxy suite', 'nginx') : undefined;
 
-describe.runIf(nginxBinary)('behind nginx with TRUST_PROXY=loopback', () => {
-  beforeAll(async () => {
-    const binary = nginxBinary as string;
-    const store = await freshStore();
-    const env = {
-      ...store,
-      NODE_ENV: 'production',
-      TRUST_PROXY: 'loopback',
-      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2',
-    };
-    running.push(...(await Promise.all([startProcess(env), startProcess(env)])));
-    proxyPort = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'animal-store-nginx-'));
-    for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
-    const upstreams = running.map((s) => `server ${new URL(s.url).host};`).join(' ');
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      `${process.getuid?.() === 0 ? 'user root;' : ''}
+describe.runIf(nginxBinary).each(['loopback', '1', '127.0.0.1/8, ::1', 'true'])(
+  'behind nginx with TRUST_PROXY=%s',
+  (trustProxy) => {
+    beforeAll(async () => {
+      const binary = nginxBinary as string;
+      const store = await freshStore();
+      const env = {
+        ...store,
+        NODE_ENV: 'production',
+        TRUST_PROXY: trustProxy,
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2',
+      };
+      running.push(...(await Promise.all([startProcess(env), startProcess(env)])));
+      proxyPort = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'animal-store-nginx-'));
+      for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
+      const upstreams = running.map((s) => `server ${new URL(s.url).host};`).join(' ');
+      writeFileSync(
+        join(dir, 'nginx.conf'),
+        `${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
 events {}
 http {
@@ -62,26 +65,27 @@ http {
   }
 }
 `,
-    );
-    nginx = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-    for (let i = 0; i < 50; i++) {
-      try {
-        await from('127.0.0.1');
-        return;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
+      );
+      nginx = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+      for (let i = 0; i < 50; i++) {
+        try {
+          await from('127.0.0.1');
+          return;
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
       }
-    }
-  });
-  afterAll(async () => {
-    nginx?.kill('SIGQUIT');
-    await Promise.all(running.splice(0).map((s) => s.stop()));
-  });
+    });
+    afterAll(async () => {
+      nginx?.kill('SIGQUIT');
+      await Promise.all(running.splice(0).map((s) => s.stop()));
+    });
 
-  it('limits each client address on its own, across both instances', async () => {
-    const first = [];
-    for (let i = 0; i < 3; i++) first.push(await from('127.0.0.2'));
-    expect(first).toEqual([401, 401, 429]); // round robin over two instances, one shared count
-    expect(await from('127.0.0.3')).toBe(401); // another client: its own count, not the proxy's
-  });
-});
+    it('limits each client address on its own, across both instances', async () => {
+      const first = [];
+      for (let i = 0; i < 3; i++) first.push(await from('127.0.0.2'));
+      expect(first).toEqual([401, 401, 429]); // round robin over two instances, one shared count
+      expect(await from('127.0.0.3')).toBe(401); // another client: its own count, not the proxy's
+    });
+  },
+);
