@@ -7,7 +7,12 @@ import { memoryCounters } from './memory-counters.js';
 
 function setup() {
   let time = Date.parse('2026-11-23T12:00:00Z');
-  const clock = { now: () => time, advance: (ms: number) => void (time += ms) };
+  const clock = {
+    now: () => time,
+    advance: (ms: number) => {
+      time += ms;
+    },
+  };
   const inner = memoryCounters(clock.now);
   const asked: number[] = []; // the size of each lease asked for
   const store: CounterStore = {
