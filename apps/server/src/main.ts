@@ -12,7 +12,6 @@ import { pino } from 'pino';
 import { createApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { createRateLimiter } from './limits/policy.js';
-import { quotaFor } from './plans.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
 import { createServer, drain } from './server.js';
 import { type Backend, openBackend } from './store/open.js';
@@ -61,12 +60,27 @@ const announce = (url: string, backendName: string) =>
     'listening',
   );
 
-/** First start outside production: one free-plan key so that the quick start can call the service. */
+/** The development key's limits: far above what a first client loop sends, so it is never banned by accident. */
+const developmentQuota = { perMinute: 6_000, perDay: 1_000_000 };
+
+/**
+ * Outside production: on the first start, one development key, printed once; on every later start, how to
+ * make another. Printed to the terminal on purpose; it never goes through the logger.
+ */
 async function developmentKey(store: Store) {
-  if (config.production || !(await store.keys.isEmpty())) return;
-  // Printed once, on purpose, to the terminal; it never goes through the logger.
-  const { key } = await store.keys.create({ plan: 'free', quota: quotaFor('free'), label: 'development' });
-  process.stdout.write(`\nDevelopment API key (free plan), shown once:\n\n  ${key}\n\n`);
+  if (config.production) return;
+  if (!(await store.keys.isEmpty())) {
+    process.stdout.write('\nNeed an API key? pnpm keys create --plan free (README: API keys)\n\n');
+    return;
+  }
+  const { key } = await store.keys.create({
+    plan: 'enterprise',
+    quota: developmentQuota,
+    label: 'development',
+  });
+  process.stdout.write(
+    `\nDevelopment API key (${developmentQuota.perMinute.toLocaleString('en')} requests a minute, ${developmentQuota.perDay.toLocaleString('en')} a day), shown once:\n\n  ${key}\n\n`,
+  );
 }
 
 if (config.workers > 1 && cluster.isPrimary) {

@@ -65,16 +65,21 @@ describe('first start', () => {
     const databasePath = tempDatabase();
     const first = await start({ DATABASE_URL: databasePath });
     const key = /\n {2}(as_[0-9a-f]{12}_[A-Za-z0-9_-]{43})\n/.exec(first.output())?.[1] as string;
-    expect((await call(`${first.url}/v1/pets`, key)).status).toBe(200);
+    const res = await call(`${first.url}/v1/pets`, key);
+    expect(res.status).toBe(200);
+    // Limits a first client loop will not hit by accident (a free key would be banned within a minute).
+    expect(res.headers.get('ratelimit-policy')).toBe('"minute";q=6000;w=60, "day";q=1000000;w=86400');
     expect(first.output().split(key)).toHaveLength(2); // printed once, never logged
     await first.stop();
     const second = await start({ DATABASE_URL: databasePath });
     expect(second.output()).not.toContain('Development API key');
+    expect(second.output()).toContain('Need an API key? pnpm keys create --plan free');
   });
 
   it('in production, creates no key', async () => {
     const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production' });
     expect(server.output()).not.toContain('as_');
+    expect(server.output()).not.toContain('Need an API key');
   });
 });
 
@@ -265,9 +270,15 @@ describe('pnpm keys', () => {
     const listed = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
     expect(listed).toEqual([expect.objectContaining({ id: created.id, revokedAt: null })]);
     expect(JSON.stringify(listed)).not.toContain(created.key);
-    expect((await keysCommand(databasePath, 'list')).stdout).toMatch(
-      new RegExp(`${created.id} +enterprise +5/min 50/day +created \\S+ +active +never used +acme`),
-    );
+    const [header, row] = (await keysCommand(databasePath, 'list')).stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^ID +PLAN +PER MINUTE +PER DAY +CREATED +STATE +LAST USED +LABEL$/);
+    expect(row).toMatch(new RegExp(`^${created.id} +enterprise +5 +50 +\\S+ +active +never +acme$`));
+    // Aligned: every column starts where its header does.
+    for (const name of ['PLAN', 'PER MINUTE', 'STATE', 'LABEL']) {
+      const at = (header as string).indexOf(name);
+      expect((row as string)[at - 1]).toBe(' ');
+      expect((row as string)[at]).not.toBe(' ');
+    }
 
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     expect((await call(`${server.url}/v1/pets`, created.key)).status).toBe(200);
@@ -373,7 +384,11 @@ describe('pnpm keys: operating keys', () => {
     expect(graced.key).toMatch(new RegExp(`^as_${id}_`));
     expect((await call(`${server.url}/v1/pets`, graced.key)).status).toBe(200);
     expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
-    const now = JSON.parse((await keysCommand(databasePath, 'rotate', id, '--json')).stdout);
+    // The default written out: 0 is accepted, as the help says.
+    const now = JSON.parse(
+      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '0', '--json')).stdout,
+    );
+    expect(now.previousValidForSeconds).toBe(0);
     expect((await call(`${server.url}/v1/pets`, now.key)).status).toBe(200);
     // Another process rotated it: the server's memory of the old secrets lasts at most 5 s.
     expect(await refusedWithin(server.url, graced.key)).toBe(true);

@@ -109,6 +109,12 @@ describe('start-up on a store it cannot use', () => {
     expectOneClearLine(output, 'DATABASE_URL', path, reason);
   });
 
+  it('when DATABASE_URL is a path under /proc, then it exits at once with one line (no endless mkdir)', async () => {
+    const { code, output } = await runToExit({ DATABASE_URL: '/proc/animal-store/x/store.db' });
+    expect(code).toBe(1);
+    expectOneClearLine(output, 'DATABASE_URL', '/proc/animal-store/x/store.db', 'cannot be opened');
+  });
+
   it('when the file is damaged in its middle pages, then it refuses to serve it', async () => {
     const path = databaseWithPets(3_000);
     const size = statSync(path).size;

@@ -19,7 +19,26 @@ const positive = (value: string) => {
   }
   return n;
 };
+const whole = (value: string) => {
+  const n = Number(value);
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
+  }
+  return n;
+};
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
+/** Rows as aligned columns under a header row: for people (`--json` is for programs). */
+const table = (header: string[], rows: string[][]): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+};
 /**
  * The store of DATABASE_URL (any engine) and the limiter of its counters (bans). Every command but
  * `create` works on an existing store only: a mistyped path must not create an empty database.
@@ -105,22 +124,22 @@ program
     await store.close();
     if (options.json) return out(JSON.stringify(keys));
     if (keys.length === 0) return out('No keys.');
-    for (const k of keys) {
-      const state = k.revokedAt
-        ? `revoked ${k.revokedAt}`
-        : k.bannedUntil
-          ? `banned until ${k.bannedUntil}`
-          : 'active';
-      const used = k.lastUsedAt ? `last used ${k.lastUsedAt}` : 'never used';
-      out(
-        `${k.id}  ${k.plan.padEnd(10)} ${k.perMinute}/min ${k.perDay}/day  created ${k.createdAt}  ${state}  ${used}  ${k.label ?? ''}`.trimEnd(),
-      );
-    }
+    const rows = keys.map((k) => [
+      k.id,
+      k.plan,
+      String(k.perMinute),
+      String(k.perDay),
+      k.createdAt,
+      k.revokedAt ? `revoked ${k.revokedAt}` : k.bannedUntil ? `banned until ${k.bannedUntil}` : 'active',
+      k.lastUsedAt ?? 'never',
+      k.label ?? '',
+    ]);
+    out(table(['ID', 'PLAN', 'PER MINUTE', 'PER DAY', 'CREATED', 'STATE', 'LAST USED', 'LABEL'], rows));
   });
 
 program
   .command('revoke')
-  .description('revoke a key: it is refused from the next request on')
+  .description('revoke a key: every running instance refuses it within 5 seconds')
   .argument('<id>', 'the key id shown by `keys list`')
   .action(async (id: string) => {
     const store = await openStore();
@@ -149,8 +168,8 @@ program
   .argument('<id>', 'the key id shown by `keys list`')
   .option(
     '--grace-seconds <n>',
-    'how long the old secret keeps working (default 0: revoked at once)',
-    positive,
+    'how long the old secret keeps working (default 0: no longer; running instances forget it within 5 seconds)',
+    whole,
   )
   .option('--json', 'print one JSON object')
   .action(async (id: string, options: { graceSeconds?: number; json?: boolean }) => {

@@ -32,7 +32,7 @@ export const fingerprint = (body: unknown) =>
 
 /** For POST /pets (after validation): claims the key or answers from the earlier request. */
 export function idempotency(store: IdempotencyStore) {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async function replayOrClaim(req: Request, res: Response, next: NextFunction) {
     const key = req.get('idempotency-key');
     const apiKey = res.locals.apiKey;
     if (key === undefined || apiKey === undefined) return next();

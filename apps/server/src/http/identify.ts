@@ -8,8 +8,8 @@ import { HttpError } from './http-error.js';
 declare module 'express-serve-static-core' {
   interface Locals {
     apiKey?: ApiKey;
-    /** Set when a bearer token was sent but is not a valid key. */
-    tokenSent?: boolean;
+    /** Set when a bearer token was sent but opens no key (malformed, unknown, wrong secret, revoked). */
+    invalidToken?: boolean;
   }
 }
 
@@ -27,7 +27,7 @@ export function identify(keys: KeyStore) {
     touched.set(id, now);
     void keys.touch(id).catch(() => touched.delete(id)); // bookkeeping: never fails a request
   };
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async function identifyCaller(req: Request, res: Response, next: NextFunction) {
     const header = req.get('authorization');
     if (header !== undefined && /^bearer(?: |$)/i.test(header)) {
       const token = bearer.exec(header)?.[1];
@@ -35,7 +35,7 @@ export function identify(keys: KeyStore) {
       if (key) {
         res.locals.apiKey = key;
         touch(key.id);
-      } else res.locals.tokenSent = true;
+      } else res.locals.invalidToken = true;
     }
     next();
   };
@@ -43,10 +43,10 @@ export function identify(keys: KeyStore) {
 
 export function requireKey(_req: Request, res: Response, next: NextFunction) {
   if (res.locals.apiKey) return next();
-  const challenge = res.locals.tokenSent
+  const challenge = res.locals.invalidToken
     ? `Bearer realm="${realm}", error="invalid_token", error_description="The API key is invalid or revoked"`
     : `Bearer realm="${realm}"`;
-  const message = res.locals.tokenSent
+  const message = res.locals.invalidToken
     ? 'The API key is invalid or revoked.'
     : 'An API key is required: send Authorization: Bearer <API_KEY>.';
   next(new HttpError(401, message, 'unauthorized', { 'WWW-Authenticate': challenge }));

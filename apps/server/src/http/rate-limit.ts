@@ -30,7 +30,7 @@ export type DecisionCounters = {
 };
 
 export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: DecisionCounters) {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return async function limitRate(req: Request, res: Response, next: NextFunction) {
     const key = res.locals.apiKey;
     let decision: Decision;
     try {

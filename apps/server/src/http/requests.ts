@@ -36,7 +36,7 @@ export function plainQueryNames(req: Request, _res: Response, next: NextFunction
 
 /** `limit=010`, `1e1`, `0x0a` or ` 10` would all be coerced to numbers by the validator: refuse them. */
 export function canonicalIntegers(names: Set<string>) {
-  return (req: Request, _res: Response, next: NextFunction) => {
+  return function refuseLooseIntegers(req: Request, _res: Response, next: NextFunction) {
     for (const name of names) {
       const values = [req.query[name]].flat().filter((v) => typeof v === 'string');
       if (values.some((v) => !canonical.test(v))) {

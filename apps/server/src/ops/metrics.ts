@@ -96,7 +96,7 @@ export function createMetrics(options: {
 /** GET /metrics: the text format; with a token, only for `Authorization: Bearer <token>`. */
 export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
   const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
-  return async (req, res) => {
+  return async function serveMetrics(req, res) {
     if (expected) {
       const given = Buffer.from(req.get('authorization') ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

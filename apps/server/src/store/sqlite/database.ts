@@ -1,7 +1,7 @@
 // Opens the SQLite database, refuses a damaged one, and brings its schema up to date. Migrations are
 // append-only: each entry runs once, in order, inside a transaction, and PRAGMA user_version records how
 // many have run.
-import { mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { petStatuses } from '@animal-store/spec';
 import Database from 'better-sqlite3';
@@ -75,6 +75,17 @@ function explain(path: string, error: NodeJS.ErrnoException): string {
   }
 }
 
+/**
+ * Creates a folder and its missing parents one at a time. Node's recursive mkdir never returns for a path
+ * under /proc (it spins at full CPU); one level at a time fails at once with the reason.
+ */
+function makeFolder(dir: string): void {
+  if (existsSync(dir)) return;
+  const parent = dirname(dir);
+  if (parent !== dir) makeFolder(parent);
+  mkdirSync(dir);
+}
+
 /** Opens (creating when missing) and migrates the database; throws StoreOpenError with an operator's message. */
 export function openDatabase(path: string, options: { integrityCheck?: boolean } = {}): Db {
   const fail = (reason: string) => new StoreOpenError(`DATABASE_URL: the SQLite database ${path} ${reason}.`);
@@ -83,7 +94,7 @@ export function openDatabase(path: string, options: { integrityCheck?: boolean }
     if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
       throw fail('is a directory; point DATABASE_URL at a file inside it, e.g. animal-store.db');
     }
-    mkdirSync(dirname(path), { recursive: true });
+    makeFolder(dirname(path));
     const part = unwritablePart(path);
     if (part) {
       throw fail(`cannot be written: ${part}; give the service write access to the folder and its files`);
