@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type Config, ConfigError, loadConfig, variableNames } from './config.js';
+import { type Config, ConfigError, loadConfig, variableDefaults, variableNames } from './config.js';
 
 type Case = [string, string, (c: Config) => unknown, unknown];
 
@@ -125,5 +125,22 @@ describe('the documented configuration', () => {
   it.each(variableNames)('%s is in the README table and in .env.example', (name) => {
     expect(read('README.md')).toContain(`| \`${name}\``);
     expect(read('.env.example')).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
+  });
+
+  it.each(variableNames)('%s has the same default in the README, .env.example and config.ts', (name) => {
+    const value = variableDefaults[name];
+    const cell = new RegExp(`^\\| \`${name}\` +\\| ([^|]+?) +\\|`, 'm').exec(read('README.md'))?.[1];
+    const line = new RegExp(`^(#? ?)${name}=(.*)$`, 'm').exec(read('.env.example'));
+    if (value === undefined) {
+      expect(cell).toMatch(/^unset/);
+      expect(line?.[1]).toMatch(/^#/); // shown commented out: setting it changes behaviour
+    } else if (value === '') {
+      expect(cell).toMatch(/^empty/);
+      expect(line?.[2]).toBe('');
+    } else {
+      expect(cell).toBe(`\`${value}\``);
+      expect(line?.[1]).toBe('');
+      expect(line?.[2]).toBe(value);
+    }
   });
 });

@@ -1,6 +1,6 @@
 // The environment, parsed once and validated at start (zod); a bad value stops the process with a clear
-// message instead of surfacing later. Every variable is documented in docs/configuration.md and
-// .env.example.
+// message instead of surfacing later. Every variable is documented in the README's configuration table and
+// .env.example, with its default (a test checks both against `variableDefaults`).
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
@@ -91,6 +91,14 @@ const schema = z.object({
 
 /** Every variable the service reads (documented in the README's table and .env.example; a test checks). */
 export const variableNames = Object.keys(schema.shape);
+
+/** Each variable's default as it would be written in the environment (undefined: unset), from the schema. */
+export const variableDefaults: Record<string, string | undefined> = Object.fromEntries(
+  Object.entries(schema.shape).map(([name, field]) => {
+    const { data } = field.safeParse(undefined);
+    return [name, data === undefined ? undefined : Array.isArray(data) ? data.join(',') : String(data)];
+  }),
+);
 
 export type Limits = { ban: { threshold: number; seconds: number }; anonymousPerMinute: number };
 
