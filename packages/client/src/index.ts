@@ -17,6 +17,21 @@ export type { NewPet, Pet, PetStatus } from '@animal-store/spec';
 export { AnimalStoreError, ApiError, ConnectionError, type RateLimitState } from './errors.js';
 export type { RetryEvent, RetryOptions, RetryReason } from './retry.js';
 
+/**
+ * What a failed fetch really ran into, for the message: the innermost cause (`connect ECONNREFUSED
+ * 127.0.0.1:3000`, `getaddrinfo ENOTFOUND host`, a TLS error), not undici's bare "fetch failed".
+ */
+function rootCause(error: unknown): string {
+  type Failure = { message?: string; cause?: unknown; errors?: unknown[] };
+  let current = error as Failure;
+  for (let depth = 0; depth < 5; depth++) {
+    const next = current?.cause ?? current?.errors?.[0]; // errors: an AggregateError (several addresses)
+    if (next === null || typeof next !== 'object') break;
+    current = next as Failure;
+  }
+  return current?.message || String(error);
+}
+
 /** The production base URL from the contract (ends in /v1). */
 export const productionBaseUrl: string = servers.production;
 /** The staging base URL from the contract (ends in /v1). */
@@ -146,7 +161,7 @@ export function createClient(options: ClientOptions) {
           { cause: error },
         );
       }
-      throw new ConnectionError('network', `The service could not be reached: ${(error as Error).message}`, {
+      throw new ConnectionError('network', `The service could not be reached: ${rootCause(error)}`, {
         cause: error,
       });
     }

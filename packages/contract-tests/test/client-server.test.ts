@@ -1,6 +1,6 @@
 // The built client against the built server (no Prism between): what only the real service can show.
 import { ApiError, ConnectionError, createClient } from '@animal-store/client';
-import { enterprise } from '@animal-store/test-support';
+import { enterprise, freePort } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, type Running, server, tempDatabase } from './processes.js';
 
@@ -48,10 +48,31 @@ describe('createPet with its Idempotency-Key', () => {
 
 describe('ConnectionError', () => {
   it('when the service cannot be reached, then reason network (after no retries), not a raw TypeError', async () => {
-    const client = createClient({ baseUrl: 'http://127.0.0.1:1/v1', apiKey, retry: { maxAttempts: 1 } });
+    const port = await freePort(); // nothing listens there
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      apiKey,
+      retry: { maxAttempts: 1 },
+    });
     const error = await client.listPets().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as ConnectionError).reason).toBe('network');
+    // The cause it wraps, named: not undici's bare "fetch failed".
+    expect((error as Error).message).toBe(
+      `The service could not be reached: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+  });
+
+  it('when TLS fails (https to a plain-HTTP port), then the message names the TLS error', async () => {
+    const client = createClient({
+      baseUrl: `${live.url.replace('http:', 'https:')}/v1`,
+      apiKey,
+      retry: { maxAttempts: 1 },
+    });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'ConnectionError', reason: 'network' });
+    expect((error as Error).message).toMatch(/could not be reached: .*(SSL|TLS|wrong version)/i);
+    expect((error as Error).message).not.toMatch(/fetch failed/);
   });
 
   it('when the signal aborts, then reason aborted', async () => {
