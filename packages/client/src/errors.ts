@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@animal-store/spec';
+import type { ErrorCode } from './generated/spec/index.js';
 
 /** The rate-limit state the service reported on a response (X-RateLimit-* and Retry-After). */
 export type RateLimitState = {

@@ -1,5 +1,8 @@
 // @animal-store/client: a typed client for the Animal Store API over openapi-fetch and the types generated
 // from the contract. Works wherever `fetch` does (Node 20+, browsers).
+
+import createFetchClient from 'openapi-fetch';
+import { ApiError, ConnectionError, type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
 import {
   deprecatedOperations,
   type ApiError as ErrorBody,
@@ -8,13 +11,11 @@ import {
   type Pet,
   type paths,
   servers,
-} from '@animal-store/spec';
-import createFetchClient from 'openapi-fetch';
-import { ApiError, ConnectionError, type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
+} from './generated/spec/index.js';
 import { defaultRetry, type RetryOptions, retryingFetch } from './retry.js';
 
-export type { NewPet, Pet, PetStatus } from '@animal-store/spec';
 export { AnimalStoreError, ApiError, ConnectionError, type RateLimitState } from './errors.js';
+export type { NewPet, Pet, PetStatus } from './generated/spec/index.js';
 export type { RetryEvent, RetryOptions, RetryReason } from './retry.js';
 
 /**
