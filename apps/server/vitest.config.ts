@@ -20,9 +20,11 @@ const reachable = (url: URL, port: number) =>
     socket.once('timeout', () => done(false));
   });
 
-/** The suites that drive the HTTP surface in-process: these run on every backend. */
+/** The suites that drive the HTTP surface, the limiter's leases and the counters: these run on every backend. */
 const httpSuites = [
   'test/auth.test.ts',
+  'test/counters.test.ts',
+  'test/leases.test.ts',
   'test/hardening.test.ts',
   'test/http-server.test.ts',
   'test/interface-1-1.test.ts',

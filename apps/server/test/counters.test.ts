@@ -1,0 +1,68 @@
+// Each engine's counters (store/*/counters.ts) against the real engine of this project, and the lease
+// algorithm over them: partial grants at the limit, windows that end (short windows, real time), points
+// given back, marks (bans). The same five operations, the same answers, on SQLite, PostgreSQL and Redis.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import type { CounterStore } from '../src/limits/counter-store.js';
+import { Leases } from '../src/limits/leases.js';
+import { type Backend, openBackend } from '../src/store/open.js';
+import { backend as engine, freshStore } from './harness.js';
+
+let opened: Backend;
+let counters: CounterStore;
+beforeAll(async () => {
+  const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+  opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+  counters = opened.counters;
+});
+afterAll(() => opened.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const window = 400; // ms: short windows, so that they really end during the test
+
+describe(`counters on ${engine}`, () => {
+  it('grants what is asked while the window has it, then the rest, then nothing', async () => {
+    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 5, used: 5 });
+    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 3, used: 8 });
+    const none = await counters.take('minute:a', 5, 8, window);
+    expect(none).toMatchObject({ granted: 0, used: 8 });
+    expect(none.resetAt - Date.now()).toBeGreaterThan(0);
+    expect(none.resetAt - Date.now()).toBeLessThanOrEqual(window);
+  });
+
+  it('starts a new window once the last one has ended', async () => {
+    await counters.take('minute:b', 8, 8, window);
+    await sleep(window + 100);
+    expect(await counters.take('minute:b', 2, 8, window)).toMatchObject({ granted: 2, used: 2 });
+  });
+
+  it('takes back points given back while their window runs', async () => {
+    const grant = await counters.take('minute:c', 6, 6, 60_000);
+    await counters.giveBack('minute:c', 4, grant.resetAt);
+    expect(await counters.take('minute:c', 10, 6, 60_000)).toMatchObject({ granted: 4, used: 6 });
+  });
+
+  it('keeps a mark (a ban) until it ends or is deleted', async () => {
+    expect(await counters.endsAt('ban:d')).toBe(0);
+    await counters.mark('ban:d', 60_000);
+    expect((await counters.endsAt('ban:d')) - Date.now()).toBeGreaterThan(59_000);
+    await counters.delete('ban:d');
+    expect(await counters.endsAt('ban:d')).toBe(0);
+    await counters.mark('ban:e', 200);
+    await sleep(300);
+    expect(await counters.endsAt('ban:e')).toBe(0);
+  });
+
+  it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {
+    const [one, two] = [new Leases(counters, Date.now), new Leases(counters, Date.now)];
+    expect(await one.take('minute:f', 80, window)).toMatchObject({ admitted: true, remaining: 79 }); // leased 10
+    expect(await two.take('minute:f', 80, window)).toMatchObject({ admitted: true }); // leased 8 more
+    await sleep(window + 100);
+    const after = await one.take('minute:f', 80, window);
+    expect(after).toMatchObject({ admitted: true, remaining: 79 });
+    expect(after.resetMs).toBeGreaterThan(window - 150);
+    // The store counts the new window only: this process's new lease (10), nothing of the old ones.
+    expect((await counters.take('minute:f', 0, 80, window)).used).toBe(10);
+  });
+});
