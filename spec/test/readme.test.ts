@@ -23,6 +23,14 @@ const notRunHere: [RegExp, string][] = [
   [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 start$/, 'starts the server and keeps running'],
   [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 test$/, 'is the test command itself'],
   [/^curl /, 'needs a running server and its printed key'],
+  [
+    /--filter @animal-store\/client build && \(cd packages\/client && npx -y pnpm@10 pack\)$/,
+    'packs the client: packages/contract-tests/test/consumer.test.ts does it, then installs the tarball',
+  ],
+  [
+    /^cd \/path\/to\/your-app && npm install \/path\/to\/animal-store\/packages\/client\//,
+    "runs in the reader's app: consumer.test.ts installs the packed client alone in a fresh project",
+  ],
 ];
 
 describe('README commands', () => {
