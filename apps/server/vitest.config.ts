@@ -27,7 +27,7 @@ const httpSuites = [
   'test/leases.test.ts',
   'test/hardening.test.ts',
   'test/http-server.test.ts',
-  'test/interface-1-1.test.ts',
+  'test/id-filter-and-idempotency.test.ts',
   'test/pagination.test.ts',
   'test/pets.test.ts',
   'test/rate-limit.test.ts',

@@ -1,4 +1,4 @@
-// Interface 1.1.0: the id filter (getPet's successor), Location on 201, and Idempotency-Key on createPet.
+// The id filter (getPet's successor), Location on 201, and Idempotency-Key on createPet (added in interface 1.1.0).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fingerprint } from '../src/http/idempotency.js';
 import { backend, call, parseRaw, rawRequest, startServer, type TestServer, tokenParts } from './harness.js';
