@@ -12,20 +12,14 @@ import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
 import { serverVersion } from '../version.js';
 
-const positive = (value: string) => {
+/** A commander parser for a whole number of at least `min`; `message` says what is expected. */
+const integerAtLeast = (min: number, message: string) => (value: string) => {
   const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
-    throw new InvalidArgumentError('must be a positive integer');
-  }
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(message);
   return n;
 };
-const whole = (value: string) => {
-  const n = Number(value);
-  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(n)) {
-    throw new InvalidArgumentError('must be a whole number of seconds (0 or more)');
-  }
-  return n;
-};
+const positive = integerAtLeast(1, 'must be a positive integer');
+const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)');
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
 /** Rows as aligned columns under a header row: for people (`--json` is for programs). */
 const table = (header: string[], rows: string[][]): string => {
@@ -169,7 +163,7 @@ program
   .option(
     '--grace-seconds <n>',
     'how long the old secret keeps working (default 0: no longer; running instances forget it within 5 seconds)',
-    whole,
+    seconds,
   )
   .option('--json', 'print one JSON object')
   .action(async (id: string, options: { graceSeconds?: number; json?: boolean }) => {

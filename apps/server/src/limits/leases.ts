@@ -60,9 +60,7 @@ export class Leases {
         lease.left--;
         return { admitted: true, ...this.#view(lease) };
       }
-      if (lease?.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs) {
-        return { admitted: false, ...this.#view(lease) };
-      }
+      if (lease && this.#exhaustedRecently(lease)) return { admitted: false, ...this.#view(lease) };
       await this.#refill(key, limit, windowMs, lease);
     }
   }
@@ -74,8 +72,7 @@ export class Leases {
   decidesInMemory(key: string, limit: number): boolean {
     const lease = this.#current(key, limit);
     if (!lease) return false;
-    if (lease.refill || lease.left > 0) return true;
-    return lease.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs;
+    return Boolean(lease.refill) || lease.left > 0 || this.#exhaustedRecently(lease);
   }
 
   /** Returns a point taken by `take` that the request did not use after all (another window refused it). */
@@ -123,6 +120,11 @@ export class Leases {
       void this.store.giveBack(key, lease.left, lease.resetAt).catch(() => {});
     }
     return undefined;
+  }
+
+  /** The store found the window exhausted within recheckMs: refuse without asking it again. */
+  #exhaustedRecently(lease: Lease): boolean {
+    return lease.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs;
   }
 
   #view(lease: Lease): WindowView {

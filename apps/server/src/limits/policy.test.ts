@@ -1,5 +1,5 @@
 // The policy on the memory counters, with the clock moved by hand (vitest's fake timers drive Date.now):
-// no real sleeps. The engines' own counters are tested against the real engines (test/rate-limit.test.ts).
+// no real sleeps. The engines' own counters are tested against the real engines (test/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';

@@ -30,42 +30,45 @@ export function parseKeyToken(token: string): { id: string; secret: string } | u
 export const secretMatches = (secret: string, stored: Buffer | undefined): boolean =>
   timingSafeEqual(hash(secret), stored ?? decoy) && stored !== undefined;
 
-/** Whether a secret opens an active key: its current secret, or the previous one within its grace period. */
-export function matches(
+type SecretRow = {
+  secret_hash: Buffer;
+  revoked_at: string | null;
+  previous_secret_hash: Buffer | null;
+  previous_valid_until: string | null;
+};
+
+/**
+ * Which secret of an active key a secret is: its current one, or the previous one within its grace period;
+ * undefined when it opens nothing. One constant-time comparison whatever the answer, except for the
+ * previous secret of a key in its grace period (a second one).
+ */
+function matchedSecret(
   secret: string,
-  row:
-    | {
-        secret_hash: Buffer;
-        revoked_at: string | null;
-        previous_secret_hash: Buffer | null;
-        previous_valid_until: string | null;
-      }
-    | undefined,
+  row: SecretRow | undefined,
   now = new Date().toISOString(),
-): row is NonNullable<typeof row> {
+): 'current' | 'previous' | undefined {
   if (!row || row.revoked_at !== null) {
     secretMatches(secret, undefined); // the same work as for a real key: no timing difference
-    return false;
+    return undefined;
   }
-  if (secretMatches(secret, row.secret_hash)) return true;
-  return (
-    row.previous_secret_hash !== null &&
-    (row.previous_valid_until ?? '') > now &&
-    secretMatches(secret, row.previous_secret_hash)
-  );
+  if (secretMatches(secret, row.secret_hash)) return 'current';
+  const graced = row.previous_secret_hash !== null && (row.previous_valid_until ?? '') > now;
+  return graced && secretMatches(secret, row.previous_secret_hash ?? undefined) ? 'previous' : undefined;
 }
+
+/** Whether a secret opens an active key: its current secret, or the previous one within its grace period. */
+export const matches = (secret: string, row: SecretRow | undefined, now?: string): row is SecretRow =>
+  matchedSecret(secret, row, now) !== undefined;
 
 /**
  * The active key a secret opens, or undefined. Opened by the previous secret within its grace period, the
  * key says when that ends (`graceEndsAt`), so that nothing remembers it past then (key-cache.ts).
  */
 export function openedKey(secret: string, row: KeyRow | undefined): ApiKey | undefined {
-  if (!matches(secret, row)) return undefined;
+  const matched = matchedSecret(secret, row);
+  if (!matched || !row) return undefined;
   const key = toKey(row);
-  // Which secret matched, without a second comparison: the current one, unless only the previous could.
-  if (row.previous_valid_until !== null && !secretMatches(secret, row.secret_hash)) {
-    key.graceEndsAt = row.previous_valid_until;
-  }
+  if (matched === 'previous' && row.previous_valid_until !== null) key.graceEndsAt = row.previous_valid_until;
   return key;
 }
 

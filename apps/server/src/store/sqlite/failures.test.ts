@@ -30,14 +30,18 @@ describe('translate', () => {
   });
 });
 
+/** A WAL database whose write lock `holder` holds, and a second connection with a 10 ms busy timeout. */
+function locked() {
+  const path = tempDatabase();
+  const holder = new Database(path);
+  holder.pragma('journal_mode = WAL');
+  holder.exec('CREATE TABLE t (x); BEGIN IMMEDIATE');
+  return { path, holder, writer: new Database(path, { timeout: 10 }) };
+}
+
 describe('sqliteCall', () => {
   it('waits for another connection to let go of the write lock, without blocking the event loop', async () => {
-    const path = tempDatabase();
-    const holder = new Database(path);
-    holder.pragma('journal_mode = WAL');
-    holder.exec('CREATE TABLE t (x)');
-    const writer = new Database(path, { timeout: 10 });
-    holder.exec('BEGIN IMMEDIATE');
+    const { path, holder, writer } = locked();
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 10);
     setTimeout(() => holder.exec('COMMIT'), 200);
@@ -51,11 +55,7 @@ describe('sqliteCall', () => {
   });
 
   it('gives up after its wait as the store being busy', async () => {
-    const path = tempDatabase();
-    const holder = new Database(path);
-    holder.pragma('journal_mode = WAL');
-    holder.exec('CREATE TABLE t (x); BEGIN IMMEDIATE');
-    const writer = new Database(path, { timeout: 10 });
+    const { path, holder, writer } = locked();
     await expect(sqliteCall(() => writer.exec('INSERT INTO t VALUES (1)'), path, 100)).rejects.toThrow(
       StoreUnavailableError,
     );
