@@ -1,13 +1,16 @@
-// Generates the committed files under src/generated/ from the contract in openapi/:
-// - openapi.ts: TypeScript types, by openapi-typescript;
+// Generates the committed files under src/generated/ from the contracts in openapi/ and admin/:
+// - openapi.ts and admin.ts: TypeScript types, by openapi-typescript (each API's output is declared in
+//   redocly.yaml under x-openapi-ts);
 // - contract.ts: the facts that code needs as values (version, servers, getPet's sunset, error codes,
 //   statuses, the request body limit, the page size bounds).
 // With --check (and always when CI is set) nothing is written: it fails if a committed file is stale,
 // so a spec change without regenerated files cannot land.
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
+import { parse } from 'yaml';
 import { bundleObject, specRoot as root, specDir } from './shared.js';
 
 const here = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -20,8 +23,25 @@ if (check) {
     `generate: ${process.env.CI ? 'CI is set, so ' : ''}checking only: nothing is written; stale files fail.\n`,
   );
 }
-// The API, its root and the output file are declared in redocly.yaml (apis: animal-store@v1).
-execFileSync('openapi-typescript', check ? ['--check'] : [], { stdio: 'inherit', cwd: specDir });
+
+/** Writes `text` to `file`, or with --check only compares them: a stale file fails. */
+function emit(file: string, text: string): void {
+  if (!check) writeFileSync(file, text);
+  else if (readFileSync(file, 'utf8') !== text) {
+    process.stderr.write(`${file} is stale: run \`pnpm generate\` and commit the result.\n`);
+    process.exit(1);
+  }
+}
+
+// Each API of redocly.yaml, one after the other: openapi-typescript's own CLI generates them all at once,
+// and then fails to resolve the public contract's relative $refs.
+type RedoclyApis = Record<string, { root: string; 'x-openapi-ts': { output: string } }>;
+const { apis } = parse(readFileSync(join(specDir, 'redocly.yaml'), 'utf8')) as { apis: RedoclyApis };
+for (const [name, api] of Object.entries(apis)) {
+  const types = astToString(await openapiTS(pathToFileURL(join(specDir, api.root)), { silent: true }));
+  emit(join(specDir, api['x-openapi-ts'].output), `${COMMENT_HEADER}${types}`);
+  process.stdout.write(`openapi-typescript: ${name} → ${api['x-openapi-ts'].output}\n`);
+}
 
 type Operation = { operationId: string; deprecated?: boolean; [extension: `x-${string}`]: unknown };
 const api = bundleObject<{
@@ -82,13 +102,4 @@ const contract = {
 const body = Object.entries(contract)
   .map(([name, value]) => `export const ${name} = ${JSON.stringify(value, null, 2)} as const;\n`)
   .join('\n');
-const file = here('src/generated/contract.ts');
-const text = `${header}\n${body}`;
-if (check) {
-  if (readFileSync(file, 'utf8') !== text) {
-    process.stderr.write(`${file} is stale: run \`pnpm generate\` and commit the result.\n`);
-    process.exit(1);
-  }
-} else {
-  writeFileSync(file, text);
-}
+emit(here('src/generated/contract.ts'), `${header}\n${body}`);

@@ -9,6 +9,7 @@ import readChangesets from '@changesets/read';
 export const specDir = fileURLToPath(new URL('..', import.meta.url));
 export const repoRoot = join(specDir, '..');
 export const specRoot = join(specDir, 'openapi/openapi.yaml');
+export const adminSpecRoot = join(specDir, 'admin/openapi.yaml');
 export const specPackage = '@animal-store/spec';
 
 /** Bundles a multi-file description into one JSON file (Redocly names each referenced file as a component). */

@@ -1,22 +1,24 @@
-// `pnpm spec:diff [--base <git-ref>]`: a review of what the working tree's contract changes against the
-// contract at <ref> (default: main), by `redocly diff` (rules: redocly-diff.yaml). Every change is rated
+// `pnpm spec:diff [--base <git-ref>]`: a review of what the working tree changes in each contract (the public
+// API and the admin API) against the same contract at <ref> (default: main), by `redocly diff` (rules: redocly-diff.yaml). Every change is rated
 // major (breaking for clients), minor or patch. Exits 1 on a breaking change unless a major changeset is
-// pending. --base-file/--revision-file compare two files instead (fixtures, CI artefacts).
+// pending. --base-file/--revision-file compare two files of one contract instead (fixtures, CI artefacts;
+// --admin when they are the admin contract's).
 // One reclassification is ours: values added to an enum the contract marks `x-open-enum: true` (its
 // description promises clients that new values may come in a minor version) are minor, not major.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { locate } from './locate.js';
-import { bundleTo, pendingMajorChangesets, repoRoot, specDir, specRoot } from './shared.js';
+import { adminSpecRoot, bundleTo, pendingMajorChangesets, repoRoot, specDir, specRoot } from './shared.js';
 
 const { values: args } = parseArgs({
   options: {
     base: { type: 'string' },
     'base-file': { type: 'string' },
     'revision-file': { type: 'string' },
+    admin: { type: 'boolean', default: false },
     root: { type: 'string', default: repoRoot },
   },
 });
@@ -41,50 +43,74 @@ function baseRef(): string {
   return found;
 }
 
+/** The two contracts: each is reviewed on its own, against its own sources (admin/ refers into openapi/). */
+const contracts = [
+  { title: 'The public API', root: specRoot },
+  { title: 'The admin API', root: adminSpecRoot },
+];
+
+/** One contract's review: the Markdown of its changes and how many break clients. */
+function review(base: string, revision: string, root: string): { text: string; major: number } {
+  const diff = spawnSync(
+    'redocly',
+    [
+      'diff',
+      base,
+      revision,
+      '--config',
+      join(specDir, 'redocly-diff.yaml'),
+      '--format',
+      'json',
+      '--fail-on',
+      'none',
+    ],
+    { encoding: 'utf8' },
+  );
+  const report = JSON.parse(diff.stdout) as { changes: Change[] };
+  const revised = JSON.parse(readFileSync(revision, 'utf8')) as unknown;
+  const changes = report.changes.map((change) => reclassify(change, revised));
+  const count = (impact: Impact) => changes.filter((c) => c.impact === impact).length;
+  const [major, minor, patch] = [count('major'), count('minor'), count('patch')];
+  return {
+    text: major + minor + patch === 0 ? 'No changes to the contract.\n' : markdown(changes, root),
+    major,
+  };
+}
+
 const temp = mkdtempSync(join(tmpdir(), 'animal-store-diff-'));
 try {
-  let base = args['base-file'];
-  let revision = args['revision-file'];
-  if (!base) {
+  let major = 0;
+  if (args['base-file'] && args['revision-file']) {
+    // Two files of one contract (fixtures, CI artefacts); --admin locates changes in the admin sources.
+    const result = review(args['base-file'], args['revision-file'], args.admin ? adminSpecRoot : specRoot);
+    process.stdout.write(result.text);
+    major = result.major;
+  } else {
     const ref = baseRef();
     const checkout = join(temp, 'base');
     // The spec sources as they are at <ref> (read with git itself, no archive tool), bundled like the
     // working tree's.
-    for (const file of git('ls-tree', '-r', '--name-only', ref, '--', 'spec/openapi')
+    for (const file of git('ls-tree', '-r', '--name-only', ref, '--', 'spec/openapi', 'spec/admin')
       .split('\n')
       .filter(Boolean)) {
       mkdirSync(dirname(join(checkout, file)), { recursive: true });
       writeFileSync(join(checkout, file), execFileSync('git', ['show', `${ref}:${file}`], { cwd: repoRoot }));
     }
-    base = join(temp, `base-${ref.replace(/[^\w.-]/g, '_')}.json`);
-    bundleTo(join(checkout, 'spec/openapi/openapi.yaml'), base);
+    const sections = contracts.map(({ title, root }, index) => {
+      const where = relative(repoRoot, root);
+      const heading = `# ${title} (${where})\n\n`;
+      const revision = join(temp, `revision-${index}.json`);
+      bundleTo(root, revision);
+      const baseRoot = join(checkout, where);
+      if (!existsSync(baseRoot)) return `${heading}A new contract: it is not at ${ref}.\n`;
+      const base = join(temp, `base-${index}.json`);
+      bundleTo(baseRoot, base);
+      const result = review(base, revision, root);
+      major += result.major;
+      return `${heading}${result.text}`;
+    });
+    process.stdout.write(sections.join('\n'));
   }
-  if (!revision) {
-    revision = join(temp, 'working-tree.json');
-    bundleTo(specRoot, revision);
-  }
-  const diff = (format: 'json') =>
-    spawnSync(
-      'redocly',
-      [
-        'diff',
-        base,
-        revision,
-        '--config',
-        join(specDir, 'redocly-diff.yaml'),
-        '--format',
-        format,
-        '--fail-on',
-        'none',
-      ],
-      { encoding: 'utf8' },
-    );
-  const report = JSON.parse(diff('json').stdout) as { changes: Change[] };
-  const revised = JSON.parse(readFileSync(revision, 'utf8')) as unknown;
-  const changes = report.changes.map((change) => reclassify(change, revised));
-  const count = (impact: Impact) => changes.filter((c) => c.impact === impact).length;
-  const [major, minor, patch] = [count('major'), count('minor'), count('patch')];
-  process.stdout.write(major + minor + patch === 0 ? 'No changes to the contract.\n' : markdown(changes));
   if (major > 0) {
     const pending = await pendingMajorChangesets(args.root);
     if (pending.length > 0) {
@@ -132,7 +158,7 @@ function reclassify(change: Change, revised: unknown): Change {
   return { ...change, verdicts, impact };
 }
 
-function markdown(changes: Change[]): string {
+function markdown(changes: Change[], root: string): string {
   const icon = { major: '🔴 major', minor: '🟢 minor', patch: '⚪ patch' };
   const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
   const rows = changes.map((c) => {
@@ -140,7 +166,8 @@ function markdown(changes: Change[]): string {
     // Messages quote names in backticks; a table cell shows them as they are.
     const details = (c.verdicts ?? []).map((v) => `${v.message} (${v.ruleId})`).join('<br>');
     const where =
-      locate(c.property ? `${c.path}/${c.property}` : c.path) ?? (c.kind === 'removed' ? 'removed' : '—');
+      locate(c.property ? `${c.path}/${c.property}` : c.path, root) ??
+      (c.kind === 'removed' ? 'removed' : '—');
     return `| ${icon[c.impact]} | ${c.kind} | ${cell(pointer)} | ${where} | ${cell(details)} |`;
   });
   const counts = (['major', 'minor', 'patch'] as const).map(

@@ -23,6 +23,11 @@ const notRunHere: [RegExp, string][] = [
   [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 start$/, 'starts the server and keeps running'],
   [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 test$/, 'is the test command itself'],
   [/^curl /, 'needs a running server and its printed key'],
+  [/^export ADMIN_TOKEN=/, 'sets the admin token for the two commands after it, which need a server'],
+  [
+    /^ADMIN_PORT=3001 ADMIN_TOKENS=\$ADMIN_TOKEN pnpm start$/,
+    'starts the server with its admin API and keeps running: apps/server/test/billing.test.ts starts it so',
+  ],
   [
     /--filter @animal-store\/client build && \(cd packages\/client && npx -y pnpm@10 pack\)$/,
     'packs the client: packages/contract-tests/test/consumer.test.ts does it, then installs the tarball',

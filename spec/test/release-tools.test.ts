@@ -6,15 +6,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { bundledSpecPath } from '../src/files.js';
+import { bundledAdminSpecPath, bundledSpecPath } from '../src/files.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures edit arbitrary places of the document
 type Spec = Record<string, any>;
 const run = promisify(execFile);
 const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url));
 
-function fixture(edit: (spec: Spec) => void = () => {}): string {
-  const spec = JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as Spec;
+function fixture(edit: (spec: Spec) => void = () => {}, from = bundledSpecPath): string {
+  const spec = JSON.parse(readFileSync(from, 'utf8')) as Spec;
   edit(spec);
   const file = join(mkdtempSync(join(tmpdir(), 'spec-fixture-')), 'openapi.json');
   writeFileSync(file, JSON.stringify(spec));
@@ -185,9 +185,38 @@ describe('pnpm spec:diff', () => {
     expect(result.output).not.toMatch(/spec-fixture-|\.json:\d+/);
   });
 
-  it('compares the working tree with a git ref', async () => {
+  it('compares the working tree with a git ref, one section per contract', async () => {
     const result = await exitOf('spec-diff.ts', ['--base', 'HEAD']);
     expect(result.code).toBe(0);
+    expect(result.output).toContain('# The public API (spec/openapi/openapi.yaml)');
+    expect(result.output).toContain('# The admin API (spec/admin/openapi.yaml)');
+  });
+
+  it('reviews the admin contract too: a removed admin operation is breaking, shown at its line', async () => {
+    const admin = (edit: (s: Spec) => void = () => {}) => fixture(edit, bundledAdminSpecPath);
+    const result = await exitOf('spec-diff.ts', [
+      '--admin',
+      '--base-file',
+      admin(),
+      '--revision-file',
+      admin((s) => delete s.paths['/keys/{keyId}/unban']),
+      '--root',
+      changesets(),
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.output).toMatch(/🔴 major/);
+    expect(result.output).toMatch(/path-removed/);
+    const added = await exitOf('spec-diff.ts', [
+      '--admin',
+      '--base-file',
+      admin((s) => delete s.components.schemas.Key.properties.lastUsedAt.description),
+      '--revision-file',
+      admin(),
+      '--root',
+      changesets(),
+    ]);
+    expect(added.code).toBe(0);
+    expect(added.output).toMatch(/\| spec\/admin\/openapi\.yaml:\d+ \|/);
   });
 });
 

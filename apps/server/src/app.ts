@@ -15,39 +15,36 @@ import {
   integerQueryParameters,
   loadContract,
   type OpenApiDocument,
+  responseHeaders,
 } from './contract.js';
+import { canonicalIntegers } from './http/canonical-integers.js';
 import { corsFor } from './http/cors.js';
+import { decodablePath } from './http/decodable-path.js';
 import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
+import { docsPage } from './http/docs-page.js';
 import { errorHandler, notFound, storeUnavailable } from './http/errors.js';
 import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
-import { HttpError, sendError } from './http/http-error.js';
+import { headAsGet } from './http/head-as-get.js';
+import { sendError } from './http/http-error.js';
 import { idempotency } from './http/idempotency.js';
 import { identify, requireKey } from './http/identify.js';
-import { rateLimit } from './http/rate-limit.js';
+import { jsonBody } from './http/json-body.js';
+import { metricsEndpoint } from './http/metrics-endpoint.js';
+import { plainQueryNames } from './http/plain-query-names.js';
+import { rateLimit, type UsageRecorder } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
-import { canonicalIntegers, decodablePath, headAsGet, jsonBody, plainQueryNames } from './http/requests.js';
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
 import type { RateLimiter } from './limits/policy.js';
-import { createMetrics, metricsEndpoint } from './ops/metrics.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
 import { StoreHealth } from './ops/store-health.js';
 import { createCursors } from './pets/cursor.js';
 import { petRoutes } from './pets/routes.js';
 import type { Store } from './store/store.js';
-import { StoreUnwritableError } from './store/unavailable.js';
+import { StoreUnavailableError, StoreUnwritableError } from './store/unavailable.js';
 import { serverVersion } from './version.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
 const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url)); // from src/ or dist/
-
-const docsPolicy = [
-  "default-src 'none'",
-  "script-src 'self' 'unsafe-inline'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  'worker-src blob:',
-].join('; ');
 
 export type AppDeps = {
   store: Store;
@@ -67,7 +64,19 @@ export type AppDeps = {
   metricsToken?: string | undefined;
   /** Why the service runs degraded (reported by /readyz, still 200), or undefined. */
   degraded?: () => string | undefined;
+  /** Counts each key's requests per day (usage/meter.ts); none: no metering. */
+  usage?: UsageRecorder;
+  /** The metrics /metrics serves (shared with the admin listener); made here when absent. */
+  metrics?: Metrics;
 };
+
+/** The service's metrics, labelled with what runs. */
+export const serviceMetrics = (contract: OpenApiDocument, backend = 'unknown'): Metrics =>
+  createMetrics({
+    contract,
+    basePath,
+    build: { version: serverVersion, contract: interfaceVersion, backend },
+  });
 
 export async function createApp(deps: AppDeps): Promise<Express> {
   const { store, logger } = deps;
@@ -77,11 +86,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
     deps.onContractViolation ??
     ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract'));
 
-  const metrics = createMetrics({
-    contract,
-    basePath,
-    build: { version: serverVersion, contract: interfaceVersion, backend: deps.backend ?? 'unknown' },
-  });
+  const metrics = deps.metrics ?? serviceMetrics(contract, deps.backend);
 
   const app = express();
   app.disable('x-powered-by');
@@ -117,19 +122,13 @@ export async function createApp(deps: AppDeps): Promise<Express> {
         { failure: { type: (error as Error).name, message: (error as Error).message } },
         'store not ready',
       );
-      sendError(
-        res,
-        new HttpError(503, 'The store cannot be read.', 'service_unavailable', { 'Retry-After': '5' }),
-      );
+      sendError(res, storeUnavailable(new StoreUnavailableError('the store cannot be read')));
     }
   });
   app.get('/openapi.json', (_req, res) => {
     res.json(contract);
   });
-  app.get('/docs', (_req, res) => {
-    // The page is self-contained; the policy keeps it so (Redoc's attribution logo is a remote image).
-    res.set('Content-Security-Policy', docsPolicy).sendFile(docsPath);
-  });
+  app.get('/docs', docsPage(docsPath));
 
   const v1 = Router();
   app.use(basePath, v1);
@@ -141,9 +140,9 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   });
   v1.use(announceDeprecations);
   v1.use(identify(store.keys));
-  v1.use(rateLimit(deps.limiter, logger, metrics));
+  v1.use(rateLimit(deps.limiter, logger, metrics, deps.usage));
   v1.use(unsupportedExpectation);
-  if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins));
+  if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins, responseHeaders(contract)));
   v1.use(requireKey);
   v1.use(enforceSunsets);
   v1.use(decodablePath);

@@ -28,6 +28,8 @@ describe('loadConfig', () => {
       corsOrigins: [],
       metricsToken: undefined,
       workers: 1,
+      admin: undefined,
+      usageRetentionDays: 400,
     });
   });
 
@@ -84,6 +86,7 @@ describe('loadConfig', () => {
     ['KEEP_ALIVE_TIMEOUT_SECONDS', '2', (c) => c.connections.keepAliveTimeoutMs, 2_000],
     ['MAX_CONNECTIONS', '10', (c) => c.connections.maxConnections, 10],
     ['MAX_PIPELINED_REQUESTS', '2', (c) => c.connections.maxPipelinedRequests, 2],
+    ['USAGE_RETENTION_DAYS', '30', (c) => c.usageRetentionDays, 30],
   ] satisfies Case[])('%s=%s reaches the configuration', (name, value, read, want) => {
     expect(read(loadConfig({ [name]: value }))).toEqual(want);
   });
@@ -107,9 +110,41 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', 'yes'],
     ['TRUST_PROXY', '10.0.0.0/33'],
     ['TRUST_PROXY', 'loopback,proxy.example'],
+    ['ADMIN_PORT', 'admin'],
+    ['ADMIN_RATE_LIMIT_PER_MINUTE', '0'],
+    ['USAGE_RETENTION_DAYS', '0'],
   ])('%s=%s is refused with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  const token = 't'.repeat(32);
+  it('sets up the admin API only with ADMIN_PORT, and then needs ADMIN_TOKENS of 32+ characters', () => {
+    expect(loadConfig({ ADMIN_TOKENS: token }).admin).toBeUndefined();
+    expect(loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: ` ${token}, ${token}x ` }).admin).toEqual({
+      port: 0,
+      host: '127.0.0.1',
+      tokens: [token, `${token}x`],
+      perMinute: 600,
+    });
+    expect(
+      loadConfig({
+        ADMIN_PORT: '3001',
+        ADMIN_HOST: '0.0.0.0',
+        ADMIN_TOKENS: token,
+        ADMIN_RATE_LIMIT_PER_MINUTE: '5',
+      }).admin,
+    ).toEqual({
+      port: 3001,
+      host: '0.0.0.0',
+      tokens: [token],
+      perMinute: 5,
+    });
+    expect(() => loadConfig({ ADMIN_PORT: '3001' })).toThrow(/ADMIN_TOKENS: required when ADMIN_PORT is set/);
+    expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: 'short' })).toThrow(
+      /ADMIN_TOKENS.*at least 32/,
+    );
+    expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: `${token} x` })).toThrow(/ADMIN_TOKENS/);
   });
 
   it('refuses a headers timeout longer than the request timeout', () => {

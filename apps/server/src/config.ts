@@ -9,13 +9,13 @@ import { z } from 'zod';
 /** Default database file, relative to the working directory (never inside the installed package). */
 export const defaultDatabaseUrl = 'data/animal-store.db';
 
-const integer = (fallback: number, min: number, max: number) =>
+const wholeNumber = (min: number, max: number) =>
   z
     .string()
     .regex(/^[0-9]+$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
-    .default(fallback);
+    .pipe(z.number().int().min(min).max(max));
+const integer = (fallback: number, min: number, max: number) => wholeNumber(min, max).default(fallback);
 
 const schema = z.object({
   PORT: integer(3000, 0, 65_535),
@@ -72,6 +72,30 @@ const schema = z.object({
     .pipe(z.number().int().min(1).max(64)),
   // When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`.
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  // The admin API (keys, plans, usage) on a listener of its own: none unless ADMIN_PORT is set.
+  ADMIN_PORT: wholeNumber(0, 65_535).optional(),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  // The admin API's bearer tokens: a comma list (two at once while rotating), each at least 32 characters.
+  ADMIN_TOKENS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      (value ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .min(32, 'each token must be at least 32 characters')
+          .regex(/^[!-~]+$/, 'tokens are printable ASCII without spaces'),
+      ),
+    ),
+  ADMIN_RATE_LIMIT_PER_MINUTE: integer(600, 1, 1_000_000),
+  // Days of usage (per key and UTC day) kept in the store.
+  USAGE_RETENTION_DAYS: integer(400, 1, 36_500),
   // Browser origins allowed by CORS: a comma list of origins, `*`, or empty (off, the default).
   CORS_ORIGINS: z
     .string()
@@ -135,7 +159,13 @@ export type Config = {
   metricsToken: string | undefined;
   /** Worker processes sharing the port; 1: no cluster. */
   workers: number;
+  /** The admin API's listener and tokens; undefined: no admin API. */
+  admin: AdminConfig | undefined;
+  /** Days of usage kept in the store. */
+  usageRetentionDays: number;
 };
+
+export type AdminConfig = { port: number; host: string; tokens: string[]; perMinute: number };
 
 export type RedisConfig = { url: string; keyPrefix: string; commandTimeoutMs: number };
 
@@ -188,6 +218,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.ADMIN_PORT !== undefined && e.ADMIN_TOKENS.length === 0) {
+    throw new ConfigError(
+      'Invalid configuration:\n  ADMIN_TOKENS: required when ADMIN_PORT is set (a comma list of tokens of at least 32 characters, e.g. from `openssl rand -hex 32`)',
+    );
+  }
   if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError(
       'Invalid configuration:\n  HEADERS_TIMEOUT_SECONDS: must not exceed REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
@@ -218,5 +253,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: e.CORS_ORIGINS,
     metricsToken: e.METRICS_TOKEN,
     workers: e.WORKERS,
+    admin:
+      e.ADMIN_PORT === undefined
+        ? undefined
+        : {
+            port: e.ADMIN_PORT,
+            host: e.ADMIN_HOST,
+            tokens: e.ADMIN_TOKENS,
+            perMinute: e.ADMIN_RATE_LIMIT_PER_MINUTE,
+          },
+    usageRetentionDays: e.USAGE_RETENTION_DAYS,
   };
 }

@@ -1,12 +1,20 @@
-// The server's view of the contract: the bundled document the validator enforces, and the facts derived
+// The server's view of the contracts: the bundled documents the validator enforces, and the facts derived
 // from it, so that none is typed again here.
 import { readFileSync } from 'node:fs';
 import { servers } from '@animal-store/spec';
-import { bundledSpecPath } from '@animal-store/spec/files';
+import { bundledAdminSpecPath, bundledSpecPath } from '@animal-store/spec/files';
 
+type Response = { $ref?: string; headers?: Record<string, unknown> };
 export type OpenApiDocument = {
-  paths: Record<string, Record<string, { operationId?: string; parameters?: Parameter[] }>>;
-  components: { parameters: Record<string, Parameter>; schemas: Record<string, unknown> };
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; parameters?: Parameter[]; responses?: Record<string, Response> }>
+  >;
+  components: {
+    parameters: Record<string, Parameter>;
+    schemas: Record<string, unknown>;
+    responses?: Record<string, Response>;
+  };
 };
 type Parameter = {
   $ref?: string;
@@ -17,6 +25,14 @@ type Parameter = {
 
 export const loadContract = (): OpenApiDocument =>
   JSON.parse(readFileSync(bundledSpecPath, 'utf8')) as OpenApiDocument;
+
+/** The admin contract (served by the admin listener), and its base path (`/admin/v1`, from its server URL). */
+export function loadAdminContract(): { contract: OpenApiDocument; basePath: string } {
+  const contract = JSON.parse(readFileSync(bundledAdminSpecPath, 'utf8')) as OpenApiDocument & {
+    servers: { url: string }[];
+  };
+  return { contract, basePath: new URL(contract.servers[0]?.url ?? '/', 'http://x').pathname };
+}
 
 /** The version segment every server URL of the contract ends in (`/v1`). */
 export const basePath = new URL(servers.production).pathname;
@@ -47,3 +63,19 @@ export const integerQueryParameters = (api: OpenApiDocument): Set<string> =>
 
 /** Every documented query parameter: the request log keeps only their values. */
 export const documentedQuery = (api: OpenApiDocument): Set<string> => new Set(queryParameters(api).keys());
+
+/** Every response header the contract declares (for CORS: what a page may read), in the contract's spelling. */
+export function responseHeaders(api: OpenApiDocument): string[] {
+  const found = new Set<string>();
+  for (const item of Object.values(api.paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        const resolved = response.$ref
+          ? api.components.responses?.[response.$ref.split('/').pop() as string]
+          : response;
+        for (const name of Object.keys(resolved?.headers ?? {})) found.add(name);
+      }
+    }
+  }
+  return [...found].sort();
+}

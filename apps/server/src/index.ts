@@ -9,3 +9,4 @@ export { type Backend, openBackend } from './store/open.js';
 export { StoreOpenError } from './store/open-error.js';
 export { openSqliteStore } from './store/sqlite/index.js';
 export type { ApiKey, KeyStore, PetStore, Store } from './store/store.js';
+export { UsageMeter, usageFlushMs } from './usage/meter.js';

@@ -16,30 +16,37 @@ export const planQuotas: Record<Exclude<Plan, 'enterprise'>, Quota> = {
 export const windows = { minute: 60, day: 86_400 } as const;
 export type WindowName = keyof typeof windows;
 
-export class QuotaError extends Error {}
+export class QuotaError extends Error {
+  override name = 'QuotaError';
+}
+
+/** How the caller names the two limits in its messages (the keys command's options by default). */
+export type LimitNames = { perMinute: string; perDay: string };
+const optionNames: LimitNames = { perMinute: '--per-minute', perDay: '--per-day' };
 
 /**
  * The quota a new key of `plan` gets. Enterprise keys need both custom limits (per minute at most per day);
- * the other plans take none. Throws QuotaError with a message for the operator.
+ * the other plans take none. Throws QuotaError with a message that names the limits as `names` says.
  */
-export function quotaFor(plan: Plan, custom: Partial<Quota> = {}): Quota {
+export function quotaFor(plan: Plan, custom: Partial<Quota> = {}, names: LimitNames = optionNames): Quota {
   const { perMinute, perDay } = custom;
+  const both = `${names.perMinute} and ${names.perDay}`;
   if (plan !== 'enterprise') {
     if (perMinute !== undefined || perDay !== undefined) {
-      throw new QuotaError(
-        `--per-minute and --per-day apply to enterprise keys only; ${plan} has fixed limits`,
-      );
+      throw new QuotaError(`${both} apply to enterprise keys only; ${plan} has fixed limits`);
     }
     return planQuotas[plan];
   }
   if (perMinute === undefined || perDay === undefined) {
-    throw new QuotaError('enterprise keys need --per-minute and --per-day');
+    throw new QuotaError(`enterprise keys need ${both}`);
   }
   if (![perMinute, perDay].every((n) => Number.isSafeInteger(n) && n >= 1)) {
-    throw new QuotaError('--per-minute and --per-day must be positive integers');
+    throw new QuotaError(`${both} must be positive integers`);
   }
   if (perMinute > perDay) {
-    throw new QuotaError(`--per-minute (${perMinute}) above --per-day (${perDay}) could never be reached`);
+    throw new QuotaError(
+      `${names.perMinute} (${perMinute}) above ${names.perDay} (${perDay}) could never be reached`,
+    );
   }
   return { perMinute, perDay };
 }

@@ -6,13 +6,14 @@ import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { stopOnSignals } from './lifecycle.js';
 
-export type WorkerMessage = { listening: string };
+export type WorkerMessage = { listening: string; adminUrl?: string | undefined };
 
 export async function runPrimary(
   config: Config,
   logger: Logger,
-  ready: (url: string) => Promise<void>,
+  ready: (url: string, adminUrl?: string) => Promise<void>,
 ): Promise<void> {
   const listening = new Set<number>();
   let everReady = false;
@@ -25,7 +26,7 @@ export async function runPrimary(
       listening.add(worker.id);
       if (!everReady && listening.size === config.workers) {
         everReady = true;
-        await ready(message.listening);
+        await ready(message.listening, message.adminUrl);
       }
     });
     return worker;
@@ -44,8 +45,8 @@ export async function runPrimary(
   });
   for (let i = 0; i < config.workers; i++) fork();
 
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
+  // Each worker bounds its own drain (SHUTDOWN_GRACE_SECONDS + 1 s); this bound comes after theirs.
+  stopOnSignals(logger, config.shutdownGraceMs + 2_000, async (signal) => {
     stopping = true;
     logger.info({ signal }, 'shutting down: draining every worker');
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
@@ -56,9 +57,5 @@ export async function runPrimary(
         await exited;
       }),
     );
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  });
 }

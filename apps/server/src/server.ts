@@ -12,17 +12,12 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import type { ConnectionLimits } from './config.js';
+import { type ConnectionLimits, loadConfig } from './config.js';
 import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
-import { codeForStatus } from './http/http-error.js';
+import { HttpError } from './http/http-error.js';
 
-export const defaultConnectionLimits: ConnectionLimits = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
-  maxConnections: 1_000,
-  maxPipelinedRequests: 16,
-};
+/** The connection limits of an empty environment: config.ts's defaults, stated there only. */
+export const defaultConnectionLimits: ConnectionLimits = loadConfig({}).connections;
 
 /**
  * More header lines than this is refused with 431. Node would keep the first 2,000 and drop the rest
@@ -44,8 +39,7 @@ const messages: Record<number, string> = {
   501: 'This method is not implemented.',
 };
 
-const errorBody = (status: number) =>
-  JSON.stringify({ code: codeForStatus.get(status), message: messages[status], status });
+const errorBody = (status: number) => JSON.stringify(new HttpError(status, messages[status] ?? '').body);
 
 /** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
 function rawError(status: number): string {

@@ -1,7 +1,7 @@
 // The API reference at /docs, loaded in headless Chromium (Debian's package, driven by playwright-core).
 import { deprecatedOperations } from '@animal-store/spec';
 import { toolFor } from '@animal-store/test-support';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, startServer, type TestServer } from './harness.js';
 
@@ -12,7 +12,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   if (!chromium) return;
-  server = await startServer();
+  server = await startServer({ adminTokens: ['d'.repeat(40)] });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -21,16 +21,22 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** Lets the page load only from the server (and data:/blob:); answers what it tried to reach outside. */
+async function blockOutside(page: Page): Promise<string[]> {
+  const outside: string[] = [];
+  await page.route('**/*', (route) => {
+    const { hostname, protocol } = new URL(route.request().url());
+    if (hostname === '127.0.0.1' || protocol === 'data:' || protocol === 'blob:') return route.continue();
+    outside.push(route.request().url());
+    return route.abort();
+  });
+  return outside;
+}
+
 describe.runIf(chromium)('GET /docs', () => {
   it('renders the three operations and the deprecation notice, without reaching outside', async () => {
     const page = await browser.newPage();
-    const outside: string[] = [];
-    await page.route('**/*', (route) => {
-      const { hostname, protocol } = new URL(route.request().url());
-      if (hostname === '127.0.0.1' || protocol === 'data:' || protocol === 'blob:') return route.continue();
-      outside.push(route.request().url());
-      return route.abort();
-    });
+    const outside = await blockOutside(page);
     const response = await page.goto(`${server.url}/docs`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     const body = page.locator('body');
@@ -58,6 +64,21 @@ describe.runIf(chromium)('GET /docs', () => {
     expect(text).toContain('GET /pets?id=<petId>');
     await page.getByText('Add an animal').first().click();
     await expect.poll(visibleText, { timeout: 15_000 }).toContain('Idempotency-Key');
+    expect(outside).toEqual([]);
+    await page.close();
+  });
+
+  it("the admin listener's /docs renders the admin API's operations, without reaching outside", async () => {
+    const page = await browser.newPage();
+    const outside = await blockOutside(page);
+    const response = await page.goto(`${server.adminUrl}/docs`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    // biome-ignore lint/performance/useDomNodeTextContent: rendered text is the point here
+    const visibleText = () => page.locator('body').innerText();
+    await page.getByText('keys', { exact: true }).first().click();
+    for (const text of ['Create a key', 'Change a key', "Get a key's usage", 'Revoke a key']) {
+      await expect.poll(visibleText, { timeout: 15_000 }).toContain(text);
+    }
     expect(outside).toEqual([]);
     await page.close();
   });

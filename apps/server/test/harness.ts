@@ -10,17 +10,19 @@ import { chromium } from 'playwright-core';
 export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
 import { pino } from 'pino';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { createApp } from '../src/app.js';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { createAdminApp } from '../src/admin/app.js';
+import { createApp, serviceMetrics } from '../src/app.js';
 import type { ConnectionLimits, TrustProxy } from '../src/config.js';
 import { loadConfig } from '../src/config.js';
-import type { OpenApiDocument } from '../src/contract.js';
+import { loadContract, type OpenApiDocument } from '../src/contract.js';
 import type { ContractViolation } from '../src/http/validation.js';
 import { createRateLimiter, type LimiterOptions } from '../src/limits/policy.js';
 import { type Plan, quotaFor } from '../src/plans.js';
 import { createServer, defaultConnectionLimits } from '../src/server.js';
 import { parseKeyToken } from '../src/store/key-tokens.js';
 import { openBackend } from '../src/store/open.js';
+import { UsageMeter } from '../src/usage/meter.js';
 import { freshStore, rawSql, type TestStore } from './backends.js';
 
 export { backend, freshStore, type TestStore } from './backends.js';
@@ -44,6 +46,10 @@ export async function startServer(
     metricsToken?: string;
     /** More configuration, as environment variables (e.g. DATABASE_STATEMENT_TIMEOUT_MS). */
     env?: Record<string, string>;
+    /** Also the admin API on a listener of its own, with these tokens (see adminUrl). */
+    adminTokens?: string[];
+    /** The admin API's limit per token and minute (default 600). */
+    adminPerMinute?: number;
   } = {},
 ) {
   const location = options.store ?? (await freshStore());
@@ -57,19 +63,20 @@ export async function startServer(
   const { store } = backend;
   const raw = await rawSql(location);
   const violations: ContractViolation[] = [];
+  const limiter = createRateLimiter(backend.counters, { ...defaultLimits, ...options.limits });
+  const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
+  const metrics = serviceMetrics(loadContract(), backend.name);
   const app = await createApp({
     store,
-    limiter: createRateLimiter(backend.counters, { ...defaultLimits, ...options.limits }),
+    limiter,
     logger,
+    usage: meter,
+    metrics,
     trustProxy: options.trustProxy,
     ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
     metricsToken: options.metricsToken,
     degraded: backend.degraded,
-    backend: location.REDIS_URL
-      ? 'postgres+redis'
-      : location.DATABASE_URL.startsWith('postgres')
-        ? 'postgres'
-        : 'sqlite',
+    backend: backend.name,
     onContractViolation: (violation) => violations.push(violation),
     ...(options.contract && { contract: options.contract }),
   });
@@ -77,9 +84,30 @@ export async function startServer(
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const adminServer =
+    options.adminTokens &&
+    createServer(
+      createAdminApp({
+        store,
+        limiter,
+        meter,
+        logger,
+        tokens: options.adminTokens,
+        perMinute: options.adminPerMinute ?? 600,
+        metrics,
+        onContractViolation: (violation) => violations.push(violation),
+      }),
+      defaultConnectionLimits,
+      logger,
+    );
+  adminServer?.listen(0, '127.0.0.1');
+  if (adminServer) await once(adminServer, 'listening');
   const { keys } = store;
   return {
     url,
+    /** The admin API's origin (with adminTokens), e.g. `http://127.0.0.1:40387`. */
+    adminUrl: adminServer ? `http://127.0.0.1:${(adminServer.address() as AddressInfo).port}` : '',
+    meter,
     server,
     store,
     location,
@@ -106,9 +134,14 @@ export async function startServer(
       expect(violations).toEqual([]);
     },
     async close() {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
+      for (const open of [server, adminServer]) {
+        if (!open) continue;
+        open.closeAllConnections();
+        open.close();
+        await once(open, 'close');
+      }
+      await meter.close();
+      await limiter.close();
       await raw.close();
       await backend.close();
     },
@@ -146,6 +179,19 @@ export const serverDist = fileURLToPath(new URL('../dist/', import.meta.url));
 /** Starts the built server as a child process on an ephemeral port, under `wrapper` if any. */
 export const startProcess = (env: Record<string, string>, wrapper: string[] = []): Promise<ServerProcess> =>
   startServerProcess(serverDist, env, wrapper);
+
+/** startProcess for a test file whose processes are all stopped after each test (one already gone is skipped). */
+export function processesStoppedAfterEach(): typeof startProcess {
+  const running: ServerProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((s) => s.stop()));
+  });
+  return async (...args) => {
+    const server = await startProcess(...args);
+    running.push(server);
+    return server;
+  };
+}
 
 /**
  * Sends `request` as raw bytes (for what fetch refuses to send) and collects the answer until the server

@@ -7,27 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import {
-  createKey,
-  enterprise,
-  listeningUrl,
-  keysCommand as runKeys,
-  spawnUntilReady,
-  toolFor,
-} from '@animal-store/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
-import { call, type ServerProcess, serverDist, startProcess, tempDatabase } from './harness.js';
-
-/** Whether the server refuses `key` (401) within 5 s: how long it may answer a changed key from memory. */
-async function refusedWithin(url: string, key: string): Promise<boolean> {
-  for (const end = Date.now() + 5_500; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
-    if ((await call(`${url}/v1/pets`, key)).status === 401) return true;
-  }
-  return false;
-}
-
-const keysCommand = (databasePath: string, ...args: string[]) =>
-  runKeys(serverDist, { DATABASE_URL: databasePath }, ...args);
+import { createKey, enterprise, listeningUrl, spawnUntilReady, toolFor } from '@animal-store/test-support';
+import { describe, expect, it } from 'vitest';
+import { call, processesStoppedAfterEach, serverDist, tempDatabase } from './harness.js';
 
 /** A fresh database holding one key made by the key command. */
 async function databaseWithKey(plan = 'free') {
@@ -40,15 +22,7 @@ const faketime = toolFor('the sunset under a moved clock', 'faketime');
 const startAt = (instant: string, databasePath: string) =>
   start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, [faketime as string, '-f', `@${instant}`]);
 
-const running: ServerProcess[] = [];
-const start = async (...args: Parameters<typeof startProcess>) => {
-  const server = await startProcess(...args);
-  running.push(server);
-  return server;
-};
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((s) => s.stop()));
-});
+const start = processesStoppedAfterEach();
 
 describe('configuration', () => {
   it.each([
@@ -227,6 +201,46 @@ describe('the command line', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // `script` (util-linux) gives the server a terminal as its stdout, as a developer's shell does.
+  const terminal = toolFor('logs on a terminal', 'script', 'bsdutils');
+  it.runIf(terminal)(
+    'on a terminal, logs are pretty-printed outside production and JSON in production; piped, always JSON',
+    async () => {
+      const onTerminal = async (nodeEnv: string) => {
+        const command = `exec "${process.execPath}" "${join(serverDist, 'main.js')}"`;
+        const server = await spawnUntilReady(terminal as string, ['-qfec', command, '/dev/null'], {
+          env: { PATH: process.env.PATH ?? '', PORT: '0', NODE_ENV: nodeEnv, DATABASE_URL: tempDatabase() },
+          ready: /listening/,
+        });
+        await server.stop();
+        return server.output();
+      };
+      const pretty = await onTerminal('development');
+      expect(pretty).toMatch(/INFO.*listening/);
+      expect(pretty).not.toContain('{"level"');
+      const json = await onTerminal('production');
+      expect(json).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+      const piped = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'development' });
+      expect(piped.output()).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+    },
+  );
+
+  it('pnpm start: Ctrl-C (SIGINT to the whole process group, as a terminal sends it) ends with exit 0 and no pnpm error', async () => {
+    const root = fileURLToPath(new URL('../../..', import.meta.url));
+    const started = await spawnUntilReady('pnpm', ['start'], {
+      env: { ...process.env, PORT: '0', NODE_ENV: 'production', DATABASE_URL: tempDatabase() },
+      cwd: root,
+      ready: (output) => listeningUrl(output) !== undefined,
+      timeoutMs: 120_000,
+    });
+    const exited = once(started.child, 'exit');
+    process.kill(-(started.child.pid as number), 'SIGINT');
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(started.output()).toMatch(/"msg":"stopped"/);
+    expect(started.output()).not.toMatch(/ELIFECYCLE|Command failed/);
+  }, 180_000);
+
   it('reads .env in the working directory for what the environment leaves unset; the environment wins', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
     writeFileSync(
@@ -252,67 +266,6 @@ describe('the command line', () => {
   });
 });
 
-describe('pnpm keys', () => {
-  it('creates, lists and revokes keys on the server database', async () => {
-    const databasePath = tempDatabase();
-    const created = JSON.parse(
-      (await keysCommand(databasePath, 'create', ...enterprise(5, 50), '--label', 'acme', '--json')).stdout,
-    );
-    expect(created).toMatchObject({
-      id: expect.stringMatching(/^[0-9a-f]{12}$/),
-      plan: 'enterprise',
-      perMinute: 5,
-      perDay: 50,
-      label: 'acme',
-    });
-    expect(created.key).toMatch(new RegExp(`^as_${created.id}_`));
-
-    const listed = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
-    expect(listed).toEqual([expect.objectContaining({ id: created.id, revokedAt: null })]);
-    expect(JSON.stringify(listed)).not.toContain(created.key);
-    const [header, row] = (await keysCommand(databasePath, 'list')).stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^ID +PLAN +PER MINUTE +PER DAY +CREATED +STATE +LAST USED +LABEL$/);
-    expect(row).toMatch(new RegExp(`^${created.id} +enterprise +5 +50 +\\S+ +active +never +acme$`));
-    // Aligned: every column starts where its header does.
-    for (const name of ['PLAN', 'PER MINUTE', 'STATE', 'LABEL']) {
-      const at = (header as string).indexOf(name);
-      expect((row as string)[at - 1]).toBe(' ');
-      expect((row as string)[at]).not.toBe(' ');
-    }
-
-    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
-    expect((await call(`${server.url}/v1/pets`, created.key)).status).toBe(200);
-    expect((await keysCommand(databasePath, 'revoke', created.id)).stdout).toContain(
-      `Revoked key ${created.id}`,
-    );
-    expect(await refusedWithin(server.url, created.key)).toBe(true); // within the key cache's 5 s
-    expect(JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout)[0].revokedAt).toEqual(
-      expect.any(String),
-    );
-  });
-
-  it.each([
-    [['create'], /required option '--plan <plan>'/],
-    [['create', '--plan', 'gold'], /Allowed choices are free, pro, business, enterprise/],
-    [
-      ['create', '--plan', 'enterprise', '--per-minute', '5'],
-      /enterprise keys need --per-minute and --per-day/,
-    ],
-    [['create', '--plan', 'free', '--per-day', '5'], /apply to enterprise keys only/],
-    [
-      ['create', '--plan', 'enterprise', '--per-minute', '-1', '--per-day', '5'],
-      /must be a positive integer/,
-    ],
-    [['create', '--plan', 'enterprise', '--per-minute', '100', '--per-day', '50'], /above --per-day/],
-    [['revoke', 'nope'], /there is no database at/],
-    [['list'], /there is no database at/],
-  ])('when run with %j, then it fails with a clear message', async (args, message) => {
-    await expect(keysCommand(tempDatabase(), ...args)).rejects.toMatchObject({
-      stderr: expect.stringMatching(message),
-    });
-  });
-});
-
 describe.runIf(faketime)('GET /pets/{petId} after its sunset', () => {
   it('when the clock is past 2030-12-05, then 410 names the replacement; GET /pets still works', async () => {
     const { databasePath, key } = await databaseWithKey();
@@ -333,90 +286,6 @@ describe.runIf(faketime)('GET /pets/{petId} after its sunset', () => {
     const server = await startAt('2030-12-04 23:59:00', databasePath);
     expect((await call(`${server.url}/v1/pets/1`, key)).status).toBe(404);
   });
-});
-
-/**
- * A 1/min key on a server started with RATE_LIMIT_BAN_THRESHOLD=1, after three requests (which should be
- * admitted, limited, then banned: `codes`).
- */
-async function banOneKey() {
-  const databasePath = tempDatabase();
-  const created = await createKey(serverDist, { DATABASE_URL: databasePath }, ...enterprise(1, 100));
-  const server = await start({
-    DATABASE_URL: databasePath,
-    NODE_ENV: 'production',
-    RATE_LIMIT_BAN_THRESHOLD: '1',
-  });
-  const codes: unknown[] = [];
-  for (let i = 0; i < 3; i++) {
-    const res = await call(`${server.url}/v1/pets`, created.key);
-    codes.push(res.status === 200 ? 200 : (await res.json()).code);
-  }
-  return { databasePath, id: created.id, key: created.key, server, codes };
-}
-
-describe('pnpm keys: operating keys', () => {
-  it('list shows last use and bans; unban ends a ban on the running server', async () => {
-    const { databasePath, id, key, server, codes } = await banOneKey();
-    expect(codes).toEqual([200, 'rate_limited', 'temporarily_banned']);
-    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
-    expect(listed).toMatchObject({ id, lastUsedAt: expect.any(String), bannedUntil: expect.any(String) });
-    expect(Date.parse(listed.bannedUntil)).toBeGreaterThan(Date.now() + 800_000);
-    expect((await keysCommand(databasePath, 'list')).stdout).toContain('banned until');
-
-    expect((await keysCommand(databasePath, 'unban', id)).stdout).toContain(`Unbanned key ${id}`);
-    expect(JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout)[0].bannedUntil).toBeNull();
-    let code: unknown;
-    for (let i = 0; i < 30 && code !== 'rate_limited'; i++) {
-      code = (await (await call(`${server.url}/v1/pets`, key)).json()).code; // the minute is still spent
-      if (code !== 'rate_limited') await new Promise((r) => setTimeout(r, 300));
-    }
-    expect(code).toBe('rate_limited'); // no longer banned, within the ban cache's 5 s
-  }, 30_000);
-
-  it('rotate gives a new secret for the same key; the old one works during the grace period only', async () => {
-    const databasePath = tempDatabase();
-    const { id, key: old } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', 'pro');
-    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
-    const graced = JSON.parse(
-      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '600', '--json')).stdout,
-    );
-    expect(graced.key).toMatch(new RegExp(`^as_${id}_`));
-    expect((await call(`${server.url}/v1/pets`, graced.key)).status).toBe(200);
-    expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
-    // The default written out: 0 is accepted, as the help says.
-    const now = JSON.parse(
-      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '0', '--json')).stdout,
-    );
-    expect(now.previousValidForSeconds).toBe(0);
-    expect((await call(`${server.url}/v1/pets`, now.key)).status).toBe(200);
-    // Another process rotated it: the server's memory of the old secrets lasts at most 5 s.
-    expect(await refusedWithin(server.url, graced.key)).toBe(true);
-    expect(await refusedWithin(server.url, old)).toBe(true);
-    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
-    expect(listed).toMatchObject({ id, plan: 'pro', perMinute: 300, revokedAt: null });
-  });
-
-  it('list on a path that does not exist says so and creates nothing', async () => {
-    const databasePath = tempDatabase();
-    await expect(keysCommand(databasePath, 'list')).rejects.toMatchObject({
-      stderr: expect.stringContaining(`there is no database at ${databasePath}`),
-    });
-    expect(existsSync(databasePath)).toBe(false);
-  });
-
-  it('pnpm --silent keys create --json prints exactly one JSON document', async () => {
-    const databasePath = tempDatabase();
-    const { stdout } = await promisify(execFile)(
-      'pnpm',
-      ['--silent', 'keys', 'create', '--plan', 'free', '--json'],
-      {
-        cwd: fileURLToPath(new URL('../../..', import.meta.url)),
-        env: { ...process.env, DATABASE_URL: databasePath },
-      },
-    );
-    expect(JSON.parse(stdout)).toMatchObject({ plan: 'free', key: expect.stringMatching(/^as_/) });
-  }, 120_000);
 });
 
 describe('configuration reaches the running server', () => {
@@ -441,11 +310,6 @@ describe('configuration reaches the running server', () => {
       shared.push((await asClient(untrusting.url, address)).status);
     }
     expect(shared).toEqual([401, 401, 429]); // all one address: the proxy's
-  });
-
-  it('RATE_LIMIT_BAN_THRESHOLD: the key is banned after that many requests answered 429', async () => {
-    const { codes } = await banOneKey();
-    expect(codes).toEqual([200, 'rate_limited', 'temporarily_banned']);
   });
 
   it('logs every request with its request id', async () => {

@@ -211,6 +211,31 @@ describe('start-up on a store it cannot use', () => {
     }
   });
 
+  it('when the admin port is in use, then it exits with one line naming ADMIN_PORT', async () => {
+    const holder = createServer().listen(0, '127.0.0.1');
+    await once(holder, 'listening');
+    const port = String((holder.address() as { port: number }).port);
+    try {
+      const { code, output } = await runToExit({
+        DATABASE_URL: tempDatabase(),
+        NODE_ENV: 'production',
+        ADMIN_PORT: port,
+        ADMIN_TOKENS: 'x'.repeat(32),
+      });
+      expect(code).toBe(1);
+      expectOneClearLine(output, 'ADMIN_PORT', port, 'already in use');
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('when ADMIN_PORT is set without ADMIN_TOKENS, then the configuration is refused in one line', async () => {
+    const { code, output } = await runToExit({ DATABASE_URL: tempDatabase(), ADMIN_PORT: '0' });
+    expect(code).toBe(2);
+    expect(output).toContain('ADMIN_TOKENS: required when ADMIN_PORT is set');
+    expect(output).not.toMatch(/\n\s+at /);
+  });
+
   it.each([
     ['mysql://db.example/animals', 'unsupported scheme "mysql:"'],
     ['NODE_ENV=prod', 'NODE_ENV'],

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openBackend, openSqliteStore, type Store } from '@animal-store/server';
+import { openBackend, openSqliteStore, type Store, UsageMeter, usageFlushMs } from '@animal-store/server';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -241,6 +241,36 @@ if (backends.length > 0) {
   await admin.end();
 }
 
+/**
+ * What usage metering costs a request: the meter's own work, timed here in the same process (a Map
+ * increment per request, and one store write per key and day every usageFlushMs), set against the full
+ * server's CPU per list request measured above. Too small to show as a difference of two load runs.
+ */
+async function meteringCost() {
+  const memory = openSqliteStore(':memory:');
+  const meter = new UsageMeter(memory.store.usage, pino({ level: 'silent' }), {
+    retentionDays: 400,
+    flushMs: 3_600_000,
+  });
+  const keys = Array.from({ length: 1_000 }, (_, i) => `key${String(i).padStart(9, '0')}`);
+  const record = (n: number) => {
+    for (let i = 0; i < n; i++) meter.record(keys[i % keys.length] as string, 'admitted');
+  };
+  record(100_000); // warm-up
+  const calls = 2_000_000;
+  const started = performance.now();
+  record(calls);
+  const recordNs = ((performance.now() - started) * 1e6) / calls;
+  const flushStarted = performance.now();
+  await meter.flush(); // 1,000 keys' days in one write
+  const flushMs = performance.now() - flushStarted;
+  await meter.close();
+  await memory.store.close();
+  return { recordNs, flushMs };
+}
+const metering = await meteringCost();
+const listCpuUs = rows.find((r) => r.scenario.startsWith('GET /v1/pets?'))?.measured.server?.cpuUsPerRequest;
+
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
 const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Measure;
 const lines = [
@@ -282,6 +312,7 @@ const lines = [
   '',
   `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   `peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`,
+  `usage metering: ${fixed(metering.recordNs)} ns per request${listCpuUs ? ` (${fixed(metering.recordNs / 10 / listCpuUs, 3)} % of the full server's ${fixed(listCpuUs)} µs of CPU per list request)` : ''}, plus one write of every key's day every ${usageFlushMs / 1000} s (${fixed(metering.flushMs, 1)} ms for 1,000 keys)`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);
 const report = {
@@ -296,6 +327,7 @@ const report = {
   rows,
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
+  metering,
 };
 const file = join(results, `${report.date.replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -10,21 +10,59 @@ export type RateLimitState = {
   retryAfter?: number;
 };
 
+/** What an ApiError is made of: the Error body and what the response's headers said. */
+export type ApiErrorOptions = {
+  /** The Error body's code; `unknown` when the response had no Error body. */
+  code: ErrorCode | 'unknown';
+  message: string;
+  status: number;
+  /** The X-Request-Id of the failed request. */
+  requestId?: string | undefined;
+  rateLimit?: RateLimitState | undefined;
+  /** Seconds to wait before retrying (Retry-After). */
+  retryAfter?: number | undefined;
+};
+
 /** A failure answered by the service, with its Error body `{code, message, status}` (the contract's Error). */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
+  /** The Error body's code; `unknown` when the response had no Error body. */
+  readonly code: ErrorCode | 'unknown';
+  readonly status: number;
+  /** The X-Request-Id of the failed request: quote it when reporting a problem. */
+  readonly requestId: string | undefined;
+  readonly rateLimit: RateLimitState | undefined;
+  /** Seconds to wait before retrying, on a 429 or 503 (the response's Retry-After). */
+  readonly retryAfter: number | undefined;
+
+  constructor(options: ApiErrorOptions);
+  /** @deprecated Since 1.2.0: pass one ApiErrorOptions object. */
   constructor(
-    /** The Error body's code; `unknown` when the response had no Error body. */
-    readonly code: ErrorCode | 'unknown',
+    code: ErrorCode | 'unknown',
     message: string,
-    readonly status: number,
-    /** The X-Request-Id of the failed request: quote it when reporting a problem. */
-    readonly requestId: string | undefined,
-    readonly rateLimit: RateLimitState | undefined,
-    /** Seconds to wait before retrying, on a 429 or 503 (the response's Retry-After). */
-    readonly retryAfter?: number,
+    status: number,
+    requestId: string | undefined,
+    rateLimit: RateLimitState | undefined,
+    retryAfter?: number,
+  );
+  constructor(
+    first: ApiErrorOptions | ErrorCode | 'unknown',
+    message?: string,
+    status?: number,
+    requestId?: string,
+    rateLimit?: RateLimitState,
+    retryAfter?: number,
   ) {
-    super(message);
+    const options: ApiErrorOptions =
+      typeof first === 'object'
+        ? first
+        : { code: first, message: message ?? '', status: status ?? 0, requestId, rateLimit, retryAfter };
+    super(options.message);
+    this.code = options.code;
+    this.status = options.status;
+    this.requestId = options.requestId;
+    this.rateLimit = options.rateLimit;
+    this.retryAfter = options.retryAfter;
   }
 }
 

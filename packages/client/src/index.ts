@@ -2,10 +2,10 @@
 // from the contract. Works wherever `fetch` does (Node 20+, browsers).
 
 import createFetchClient from 'openapi-fetch';
-import { ApiError, ConnectionError, type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
+import { type CallOptions, call, fail } from './calls.js';
+import { type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
 import {
   deprecatedOperations,
-  type ApiError as ErrorBody,
   type NewPet,
   type operations,
   type Pet,
@@ -14,24 +14,16 @@ import {
 } from './generated/spec/index.js';
 import { defaultRetry, type RetryOptions, retryingFetch } from './retry.js';
 
-export { AnimalStoreError, ApiError, ConnectionError, type RateLimitState } from './errors.js';
+export type { CallOptions } from './calls.js';
+export {
+  AnimalStoreError,
+  ApiError,
+  type ApiErrorOptions,
+  ConnectionError,
+  type RateLimitState,
+} from './errors.js';
 export type { NewPet, Pet, PetStatus } from './generated/spec/index.js';
 export type { RetryEvent, RetryOptions, RetryReason } from './retry.js';
-
-/**
- * What a failed fetch really ran into, for the message: the innermost cause (`connect ECONNREFUSED
- * 127.0.0.1:3000`, `getaddrinfo ENOTFOUND host`, a TLS error), not undici's bare "fetch failed".
- */
-function rootCause(error: unknown): string {
-  type Failure = { message?: string; cause?: unknown; errors?: unknown[] };
-  let current = error as Failure;
-  for (let depth = 0; depth < 5; depth++) {
-    const next = current?.cause ?? current?.errors?.[0]; // errors: an AggregateError (several addresses)
-    if (next === null || typeof next !== 'object') break;
-    current = next as Failure;
-  }
-  return current?.message || String(error);
-}
 
 /** The production base URL from the contract (ends in /v1). */
 export const productionBaseUrl: string = servers.production;
@@ -63,13 +55,6 @@ export type ClientOptions = {
 
 /** The query of listPets, as the contract defines it (`id`, `status`, `limit`, `cursor`). */
 export type ListPetsQuery = NonNullable<operations['listPets']['parameters']['query']>;
-
-/** Per call: cancel it, or bound how long it may take in all (retries and their waits included). */
-export type CallOptions = {
-  signal?: AbortSignal;
-  /** Milliseconds; past it the call fails with a ConnectionError whose reason is `timeout`. */
-  timeout?: number;
-};
 
 /** createPet's options: the Idempotency-Key (generated when absent) makes its retries safe. */
 export type CreateOptions = CallOptions & { idempotencyKey?: string };
@@ -122,51 +107,6 @@ export function createClient(options: ClientOptions) {
       (r) => (retryAfterSeconds(r.headers) ?? 0) * 1000,
     ),
   });
-
-  function fail(response: Response, body: unknown): never {
-    const error = body as Partial<ErrorBody> | undefined;
-    const known = typeof error?.code === 'string' && typeof error.message === 'string';
-    throw new ApiError(
-      known ? (error.code as ErrorBody['code']) : 'unknown',
-      known ? (error.message as string) : `HTTP ${response.status} ${response.statusText}`.trim(),
-      response.status,
-      response.headers.get('x-request-id') ?? undefined,
-      rateLimitOf(response.headers),
-      retryAfterSeconds(response.headers),
-    );
-  }
-
-  /** The call's signal: the caller's and its timeout, either of which ends it. */
-  const signalOf = ({ signal, timeout }: CallOptions = {}) => {
-    const signals = [signal, timeout === undefined ? undefined : AbortSignal.timeout(timeout)].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
-    return signals.length === 0 ? undefined : AbortSignal.any(signals);
-  };
-
-  /** Runs one call; what fetch throws becomes a ConnectionError (network, timeout or aborted). */
-  async function call<T>(
-    options: CallOptions | undefined,
-    run: (signal?: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    const signal = signalOf(options);
-    try {
-      return await run(signal);
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      if (signal?.aborted) {
-        const timedOut = (signal.reason as Error | undefined)?.name === 'TimeoutError';
-        throw new ConnectionError(
-          timedOut ? 'timeout' : 'aborted',
-          timedOut ? `No answer within ${options?.timeout} ms.` : 'The call was aborted.',
-          { cause: error },
-        );
-      }
-      throw new ConnectionError('network', `The service could not be reached: ${rootCause(error)}`, {
-        cause: error,
-      });
-    }
-  }
 
   function notice(operation: string, response: Response) {
     if (warned.has(operation)) return;

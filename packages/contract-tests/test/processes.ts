@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { bundledSpecPath } from '@animal-store/spec/files';
+import { bundledAdminSpecPath, bundledSpecPath } from '@animal-store/spec/files';
 import {
   freePort,
   createKey as makeKey,
@@ -15,14 +15,23 @@ const prism = join(dirname(require.resolve('@stoplight/prism-cli/package.json'))
 /** The built server package this workspace depends on (its dist folder). */
 const serverDist = dirname(require.resolve('@animal-store/server'));
 
-export type Running = { url: string; output: () => string; stop: () => Promise<unknown> };
+export type Running = {
+  url: string;
+  /** The admin API's origin, for a server started with ADMIN_PORT. */
+  adminUrl?: string | undefined;
+  output: () => string;
+  stop: () => Promise<unknown>;
+};
 
-/** `prism mock` of the bundled contract. Prism ignores `servers`: paths are served at the root. */
-export async function prismMock(): Promise<Running> {
+/** The two bundled contracts Prism can serve or check. */
+export const contracts = { public: bundledSpecPath, admin: bundledAdminSpecPath };
+
+/** `prism mock` of a bundled contract. Prism ignores `servers`: paths are served at the root. */
+export async function prismMock(contract = contracts.public): Promise<Running> {
   const port = await freePort();
   const p = await spawnUntilReady(
     process.execPath,
-    [prism, 'mock', bundledSpecPath, '-h', '127.0.0.1', '-p', String(port)],
+    [prism, 'mock', contract, '-h', '127.0.0.1', '-p', String(port)],
     { env: process.env, ready: /Prism is listening/ },
   );
   return { url: `http://127.0.0.1:${port}`, output: p.output, stop: p.stop };
@@ -32,14 +41,14 @@ export async function prismMock(): Promise<Running> {
  * `prism proxy` in front of `upstream`, validating responses (--errors). Request validation is off so that
  * the server's own 4xx answers reach the client and get checked too.
  */
-export async function prismProxy(upstream: string): Promise<Running> {
+export async function prismProxy(upstream: string, contract = contracts.public): Promise<Running> {
   const port = await freePort();
   const p = await spawnUntilReady(
     process.execPath,
     [
       prism,
       'proxy',
-      bundledSpecPath,
+      contract,
       upstream,
       '--errors',
       '--validate-request=false',

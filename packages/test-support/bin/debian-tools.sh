@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian programs some suites drive (faketime for the sunset clock, chromium for the browser suites,
-# nginx for the reverse-proxy suite), installed when missing, as the first step of `pnpm test`: the
-# README's test command is the whole set-up. Without root or apt-get nothing is installed; the suites that
+# nginx for the reverse-proxy suite, script from bsdutils for a terminal), installed when missing, as the
+# first step of `pnpm test`: the README's test command is the whole set-up. Without root or apt-get nothing is installed; the suites that
 # need a missing program are then skipped, each with one line naming the package (failures under CI=true;
 # see src/tools.ts). Never fails by itself: a failed install leaves those suites to skip or fail.
 missing=""
@@ -9,6 +9,7 @@ command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$CHROMIUM_PATH" ] ||
   missing="$missing chromium"
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
+command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -8,25 +8,32 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Spawned, spawnUntilReady } from './spawn.js';
 
-export type ServerProcess = Spawned & { url: string };
+export type ServerProcess = Spawned & {
+  url: string;
+  /** The admin API's origin when ADMIN_PORT is set, else undefined. */
+  adminUrl?: string | undefined;
+};
 
 /** A fresh path for a throwaway SQLite database in its own temporary folder. */
 export const tempDatabase = (prefix = 'animal-store-test-') =>
   join(mkdtempSync(join(tmpdir(), prefix)), 'store.db');
 
-/** The url of the server's readiness line in `output`, if it has been printed. */
-export function listeningUrl(output: string): string | undefined {
+/** The server's readiness line in `output` (its url, and adminUrl with the admin API), if printed. */
+export function listeningRecord(output: string): { url: string; adminUrl?: string } | undefined {
   for (const line of output.split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
-      const record = JSON.parse(line) as { msg?: string; url?: string };
-      if (record.msg === 'listening' && record.url) return record.url;
+      const record = JSON.parse(line) as { msg?: string; url?: string; adminUrl?: string };
+      if (record.msg === 'listening' && record.url) return { url: record.url, adminUrl: record.adminUrl };
     } catch {
       // not a log record (e.g. the development key banner)
     }
   }
   return undefined;
 }
+
+/** The url of the server's readiness line in `output`, if it has been printed. */
+export const listeningUrl = (output: string): string | undefined => listeningRecord(output)?.url;
 
 /**
  * Starts `<serverDist>/main.js` on an ephemeral loopback port with only PATH and `env` in its environment,
@@ -43,7 +50,8 @@ export async function startServerProcess(
     ready: (output) => listeningUrl(output) !== undefined,
     timeoutMs: 20_000,
   });
-  return { ...spawned, url: listeningUrl(spawned.output()) as string };
+  const record = listeningRecord(spawned.output());
+  return { ...spawned, url: record?.url as string, adminUrl: record?.adminUrl };
 }
 
 /** Runs `<serverDist>/cli/keys.js` with `args` on `env` (DATABASE_URL, ...); stdout and stderr. */

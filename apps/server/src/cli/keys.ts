@@ -1,15 +1,19 @@
-// The operators' key command: create, list, revoke, rotate and unban API keys in the server's store
-// (same DATABASE_URL, and REDIS_URL for bans, as the server). Arguments parsed by commander.
+// The operators' key command: create, list, update, revoke, rotate and unban API keys, and read their usage,
+// in the server's store (same DATABASE_URL, and REDIS_URL for bans, as the server). Arguments parsed by commander.
 import '../env-file.js';
 import { existsSync } from 'node:fs';
+import type { KeyUsage } from '@animal-store/spec/admin';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
+import { keyAfter } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
+import { dayMs, utcDay } from '../usage/meter.js';
+import { keyUsage } from '../usage/report.js';
 import { serverVersion } from '../version.js';
 
 /** A commander parser for a whole number of at least `min`; `message` says what is expected. */
@@ -19,6 +23,17 @@ const integerAtLeast = (min: number, message: string) => (value: string) => {
   return n;
 };
 const positive = integerAtLeast(1, 'must be a positive integer');
+/** A commander parser for a UTC day, YYYY-MM-DD. */
+const day = (value: string) => {
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(value) ||
+    Number.isNaN(Date.parse(value)) ||
+    utcDay(Date.parse(value)) !== value
+  ) {
+    throw new InvalidArgumentError('must be a day written YYYY-MM-DD');
+  }
+  return value;
+};
 const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)');
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
 /** Rows as aligned columns under a header row: for people (`--json` is for programs). */
@@ -53,6 +68,7 @@ const openStore = async (mustExist = true) => {
   const limiter = createRateLimiter(backend.counters, limits);
   return {
     keys: backend.store.keys,
+    usage: backend.store.usage,
     limiter,
     close: async () => {
       await limiter.close();
@@ -66,6 +82,7 @@ const describe = (k: ApiKey) => ({
   perMinute: k.quota.perMinute,
   perDay: k.quota.perDay,
   label: k.label,
+  customerId: k.customerId,
   createdAt: k.createdAt,
   revokedAt: k.revokedAt,
   lastUsedAt: k.lastUsedAt,
@@ -84,15 +101,24 @@ program
   .option('--per-minute <n>', 'requests per minute (enterprise only, required there)', positive)
   .option('--per-day <n>', 'requests per day (enterprise only, required there)', positive)
   .option('--label <text>', 'a note for operators, e.g. who holds the key')
+  .option('--customer <id>', 'the customer the key belongs to, as the billing system names them')
   .option('--json', 'print one JSON object')
   .action(
-    async (options: { plan: Plan; perMinute?: number; perDay?: number; label?: string; json?: boolean }) => {
+    async (options: {
+      plan: Plan;
+      perMinute?: number;
+      perDay?: number;
+      label?: string;
+      customer?: string;
+      json?: boolean;
+    }) => {
       const quota = quotaFor(options.plan, { perMinute: options.perMinute, perDay: options.perDay });
       const store = await openStore(false);
       const created = await store.keys.create({
         plan: options.plan,
         quota,
-        ...(options.label !== undefined && { label: options.label }),
+        label: options.label ?? null,
+        customerId: options.customer ?? null,
       });
       await store.close();
       if (options.json) return out(JSON.stringify({ ...describe(created), key: created.key }));
@@ -129,6 +155,101 @@ program
       k.label ?? '',
     ]);
     out(table(['ID', 'PLAN', 'PER MINUTE', 'PER DAY', 'CREATED', 'STATE', 'LAST USED', 'LABEL'], rows));
+  });
+
+program
+  .command('update')
+  .description(
+    "change a key's plan, limits, label or customer: every running instance applies it within 5 seconds, and the running windows keep their counts",
+  )
+  .argument('<id>', 'the key id shown by `keys list`')
+  .addOption(new Option('--plan <plan>', 'the new plan').choices(planNames))
+  .option('--per-minute <n>', 'requests per minute (enterprise only)', positive)
+  .option('--per-day <n>', 'requests per day (enterprise only)', positive)
+  .option('--label <text>', 'a new note for operators ("" clears it)')
+  .option('--customer <id>', 'a new customer id ("" clears it)')
+  .option('--json', 'print one JSON object')
+  .action(
+    async (
+      id: string,
+      options: {
+        plan?: Plan;
+        perMinute?: number;
+        perDay?: number;
+        label?: string;
+        customer?: string;
+        json?: boolean;
+      },
+    ) => {
+      const store = await openStore();
+      try {
+        const current = await store.keys.get(id);
+        if (!current || current.revokedAt) return program.error(`error: no active key with id ${id}`);
+        const custom = options.perMinute !== undefined || options.perDay !== undefined;
+        const cleared = (value: string | undefined) => (value === '' ? null : value);
+        const updated = await store.keys.update(
+          id,
+          keyAfter(current, {
+            plan: options.plan,
+            limits: custom ? { perMinute: options.perMinute, perDay: options.perDay } : undefined,
+            label: cleared(options.label),
+            customerId: cleared(options.customer),
+          }),
+        );
+        if (!updated) return program.error(`error: no active key with id ${id}`);
+        if (options.json) return out(JSON.stringify(describe(updated)));
+        out(
+          `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within 5 seconds.`,
+        );
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
+program
+  .command('usage')
+  .description("a key's running windows, its ban, and its requests per UTC day (admitted, limited, banned)")
+  .argument('<id>', 'the key id shown by `keys list`')
+  .option('--from <date>', 'the first UTC day, YYYY-MM-DD (default: 30 days ago)', day)
+  .option('--to <date>', 'the last UTC day, YYYY-MM-DD (default: today)', day)
+  .option('--json', 'print one JSON object')
+  .action(async (id: string, options: { from?: string; to?: string; json?: boolean }) => {
+    const store = await openStore();
+    const now = Date.now();
+    const to = options.to ?? utcDay(now);
+    const from = options.from ?? utcDay(now - 30 * dayMs);
+    let report: KeyUsage;
+    try {
+      const key = await store.keys.get(id);
+      if (!key) return program.error(`error: no key with id ${id}`);
+      report = await keyUsage(key, { from, to }, store);
+    } finally {
+      await store.close();
+    }
+    if (options.json) return out(JSON.stringify(report));
+    out(
+      table(
+        ['WINDOW', 'LIMIT', 'USED', 'REMAINING', 'RESETS'],
+        report.windows.map((w) => [
+          w.name,
+          String(w.limit),
+          String(w.used),
+          String(w.remaining),
+          w.resetAt ?? '-',
+        ]),
+      ),
+    );
+    out(report.bannedUntil ? `\nBanned until ${report.bannedUntil}.` : '\nNot banned.');
+    out(`\nRequests from ${from} to ${to} (UTC days; written by each instance every 5 seconds):\n`);
+    out(
+      report.days.length === 0
+        ? 'None.'
+        : table(
+            ['DAY', 'ADMITTED', 'LIMITED', 'BANNED'],
+            report.days.map((d) => [d.date, String(d.admitted), String(d.limited), String(d.banned)]),
+          ),
+    );
   });
 
 program

@@ -3,23 +3,8 @@
 // key is required; other responses get the allow and expose headers.
 import cors from 'cors';
 
-/** Response headers a page may read: the ones the contract promises and a client needs. */
-export const exposedHeaders = [
-  'X-RateLimit-Limit',
-  'X-RateLimit-Remaining',
-  'X-RateLimit-Reset',
-  'RateLimit-Policy',
-  'RateLimit',
-  'X-Request-Id',
-  'Retry-After',
-  'Location',
-  'Deprecation',
-  'Sunset',
-  'Link',
-  'Idempotent-Replayed',
-];
-
-export function corsFor(origins: string[]) {
+/** Response headers a page may read: every header a response of the contract declares. */
+export function corsFor(origins: string[], exposedHeaders: string[]) {
   return cors({
     origin: origins.includes('*') ? '*' : origins,
     methods: ['GET', 'HEAD', 'POST'],

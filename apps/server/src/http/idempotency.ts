@@ -27,6 +27,9 @@ function canonical(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+/** Where a created pet can be read (the contract's Location): written once, for the create and its replay. */
+export const petLocation = (baseUrl: string, id: number): string => `${baseUrl}/pets?id=${id}`;
+
 export const fingerprint = (body: unknown) =>
   createHash('sha256').update(canonical(body)).digest('base64url');
 
@@ -66,7 +69,7 @@ export function idempotency(store: IdempotencyStore) {
       );
     }
     res.set('Idempotent-Replayed', 'true');
-    res.set('Location', `${req.baseUrl}/pets?id=${earlier.pet.id}`);
+    res.set('Location', petLocation(req.baseUrl, earlier.pet.id));
     res.status(201).json(earlier.pet);
   };
 }

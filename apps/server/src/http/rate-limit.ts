@@ -8,7 +8,8 @@ import { StoreUnavailableError, storeFailure } from '../store/unavailable.js';
 import { clientAddress } from './client-address.js';
 import { HttpError } from './http-error.js';
 
-const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+/** Milliseconds as the whole delta-seconds of Retry-After and `RateLimit`'s `t` (at least 1). */
+export const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 export function headersFor(states: WindowState[], now = Date.now()): Record<string, string> {
   // X-RateLimit-*: the window with the fewest remaining requests; on a tie the first (shorter) one.
@@ -29,7 +30,15 @@ export type DecisionCounters = {
   bans: { inc(labels: { plan: string }): void };
 };
 
-export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: DecisionCounters) {
+/** Counts each decision on a key for its usage (see usage/meter.ts). */
+export type UsageRecorder = { record(keyId: string, outcome: 'admitted' | 'limited' | 'banned'): void };
+
+export function rateLimit(
+  limiter: RateLimiter,
+  logger: Logger,
+  counters?: DecisionCounters,
+  usage?: UsageRecorder,
+) {
   return async function limitRate(req: Request, res: Response, next: NextFunction) {
     const key = res.locals.apiKey;
     let decision: Decision;
@@ -54,6 +63,7 @@ export function rateLimit(limiter: RateLimiter, logger: Logger, counters?: Decis
         ? 'banned'
         : 'limited';
     counters?.decisions.inc({ plan, decision: outcome });
+    if (key) usage?.record(key.id, outcome);
     if (decision.allowed) return next();
     const wait = seconds(decision.retryAfterMs);
     if (decision.banStarted && key) {

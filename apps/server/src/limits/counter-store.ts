@@ -21,6 +21,8 @@ export interface CounterStore {
   take(key: string, want: number, limit: number, windowMs: number): Promise<Grant>;
   /** Gives back points taken but not used, while the window ending at `resetAt` still runs. */
   giveBack(key: string, points: number, resetAt: number): Promise<void>;
+  /** The points taken from the window named `key` and when it ends; `{ used: 0, resetAt: 0 }` when none runs. */
+  read(key: string): Promise<{ used: number; resetAt: number }>;
   /** When the window or mark named `key` ends (epoch milliseconds), or 0 when none runs. */
   endsAt(key: string): Promise<number>;
   /** Sets a mark named `key` (a ban) that lasts `ms`, replacing any window or mark of that name. */

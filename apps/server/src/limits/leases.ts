@@ -87,6 +87,12 @@ export class Leases {
     return lease ? this.#view(lease) : { limit, remaining: limit, resetMs: windowMs };
   }
 
+  /** Points of the window this process holds and has not used (the store counts them as used). */
+  unused(key: string): number {
+    const lease = this.#leases.get(key);
+    return lease && lease.resetAt > this.now() ? lease.left : 0;
+  }
+
   /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
   async release(): Promise<void> {
     const now = this.now();

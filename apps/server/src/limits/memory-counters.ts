@@ -25,6 +25,10 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
       const window = live(key);
       if (window?.resetAt === resetAt) window.points = Math.max(0, window.points - points);
     },
+    async read(key) {
+      const window = live(key);
+      return window ? { used: window.points, resetAt: window.resetAt } : { used: 0, resetAt: 0 };
+    },
     async endsAt(key) {
       return live(key)?.resetAt ?? 0;
     },

@@ -36,9 +36,25 @@ export type Subject =
   | { kind: 'key'; id: string; perMinute: number; perDay: number }
   | { kind: 'address'; address: string };
 
-/** What the HTTP layer sees (one decision per request), and what operators need (bans). */
+/** A key's window as operators see it (admin API): what has been used of it, and when it ends. */
+export type WindowUsage = {
+  name: WindowName;
+  limit: number;
+  /**
+   * Requests counted in the window: this process's exactly; another instance's leased points count as
+   * used until it uses them or gives them back.
+   */
+  used: number;
+  remaining: number;
+  /** When the window ends (epoch milliseconds), or 0 when none runs. */
+  resetAt: number;
+};
+
+/** What the HTTP layer sees (one decision per request), and what operators need (bans, windows). */
 export interface RateLimiter {
   consume(subject: Subject): Promise<Decision>;
+  /** The key's running windows under `quota`, read from the store without counting anything. */
+  windows(id: string, quota: { perMinute: number; perDay: number }): Promise<WindowUsage[]>;
   /** Milliseconds left in the key's ban of record, 0 when it is not banned. */
   banRemaining(id: string): Promise<number>;
   /** Ends the key's ban and clears its record of violations. */
@@ -180,6 +196,15 @@ export function createRateLimiter(
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: confirmBan,
+    async windows(id, quota) {
+      const key = names(id);
+      const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
+        const { used, resetAt } = await store.read(counter);
+        const counted = Math.max(0, used - leases.unused(counter));
+        return { name, limit, used: counted, remaining: Math.max(0, limit - counted), resetAt };
+      };
+      return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
+    },
     async unban(id) {
       banCache.forget(id);
       await store.delete(names(id).ban);

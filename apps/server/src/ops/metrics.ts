@@ -1,9 +1,8 @@
 // Prometheus metrics (prom-client) for operators: requests and latency by the contract's operationId and
-// status, rate-limit decisions by plan, bans started, store errors, build info, and Node's own process
-// and event-loop metrics. Served at GET /metrics (outside /v1: never counted against the API), behind
+// status, rate-limit decisions by plan, bans started, store errors, admin changes, build info, and Node's
+// own process and event-loop metrics. Served at GET /metrics (outside /v1: never counted against the API), behind
 // METRICS_TOKEN when it is set.
-import { timingSafeEqual } from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { OpenApiDocument } from '../contract.js';
 
@@ -14,6 +13,8 @@ export type Metrics = {
   decisions: Counter<'plan' | 'decision'>;
   bans: Counter<'plan'>;
   storeErrors: Counter<'reason'>;
+  /** Changes made through the admin API, by operation (its audit log has one line for each). */
+  adminChanges: Counter<'operation'>;
 };
 
 /** The operationId a request addresses, matched on the contract's paths (`other` when none). */
@@ -71,6 +72,12 @@ export function createMetrics(options: {
     labelNames: ['reason'] as const,
     registers,
   });
+  const adminChanges = new Counter({
+    name: 'animal_store_admin_changes_total',
+    help: 'Changes made through the admin API (each also logged as an audit record), by operation',
+    labelNames: ['operation'] as const,
+    registers,
+  });
   new Gauge({
     name: 'animal_store_build_info',
     help: 'The running service: its version, the contract version it serves, and its backend',
@@ -90,23 +97,5 @@ export function createMetrics(options: {
     });
     next();
   };
-  return { registry, observe, decisions, bans, storeErrors };
-}
-
-/** GET /metrics: the text format; with a token, only for `Authorization: Bearer <token>`. */
-export function metricsEndpoint(metrics: Metrics, token: string | undefined): RequestHandler {
-  const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
-  return async function serveMetrics(req, res) {
-    if (expected) {
-      const given = Buffer.from(req.get('authorization') ?? '');
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-        res.set('WWW-Authenticate', 'Bearer realm="metrics"');
-        res
-          .status(401)
-          .json({ code: 'unauthorized', message: 'The metrics token is missing or wrong.', status: 401 });
-        return;
-      }
-    }
-    res.set('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
-  };
+  return { registry, observe, decisions, bans, storeErrors, adminChanges };
 }

@@ -4,6 +4,7 @@
 import { type NewPet, type PetStatus, pageSize } from '@animal-store/spec';
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { HttpError } from '../http/http-error.js';
+import { petLocation } from '../http/idempotency.js';
 import type { PetStore } from '../store/store.js';
 import type { Cursors } from './cursor.js';
 
@@ -70,7 +71,7 @@ export function petRoutes(
       check('Pet', req),
       res.locals.idempotency,
     );
-    res.set('Location', `${req.baseUrl}/pets?id=${pet.id}`);
+    res.set('Location', petLocation(req.baseUrl, pet.id));
     res.status(201).json(pet);
   });
 

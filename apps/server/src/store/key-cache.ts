@@ -1,9 +1,9 @@
 // Verified keys remembered for a few seconds, so that a request is identified without a store read: a
-// decorator over any engine's KeyStore, applied once where the store is opened (open.ts). Revoking or
-// rotating through this process takes effect at once; through another (the keys command, another
-// instance) within keyCacheMs. Tokens that open no key are remembered as such for the same time, in a cache
-// of their own, so a flood of bad tokens costs no store reads and cannot push the good ones out. lru-cache
-// bounds both; entries are named by a hash of the token, never the token itself.
+// decorator over any engine's KeyStore, applied once where the store is opened (open.ts). Revoking,
+// rotating or changing a key through this process takes effect at once; through another (the keys command,
+// the admin API of another instance) within keyCacheMs. Tokens that open no key are remembered as such for
+// the same time, in a cache of their own, so a flood of bad tokens costs no store reads and cannot push the
+// good ones out. lru-cache bounds both; entries are named by a hash of the token, never the token itself.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { ApiKey, KeyStore } from './store.js';
@@ -43,6 +43,11 @@ export function withKeyCache(keys: KeyStore, now = () => Date.now()): KeyStore {
       const revoked = await keys.revoke(id);
       forget(id);
       return revoked;
+    },
+    async update(id, fields) {
+      const updated = await keys.update(id, fields);
+      forget(id);
+      return updated;
     },
     async rotate(id, graceSeconds) {
       const token = await keys.rotate(id, graceSeconds);

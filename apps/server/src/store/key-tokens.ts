@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Plan, Quota } from '../plans.js';
 import { type KeyRow, toKey } from './rows.js';
-import type { ApiKey } from './store.js';
+import type { ApiKey, CreationRequest, KeyFields } from './store.js';
 
 const keyPattern = /^as_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 const hash = (secret: string) => createHash('sha256').update(secret).digest();
@@ -72,21 +72,30 @@ export function openedKey(secret: string, row: KeyRow | undefined): ApiKey | und
   return key;
 }
 
+/** The limits a key's row stores: only enterprise keys have their own (the others take their plan's). */
+export const storedLimits = (plan: Plan, quota: Quota): [number | null, number | null] =>
+  plan === 'enterprise' ? [quota.perMinute, quota.perDay] : [null, null];
+
+/** The api_keys columns a new key sets, in the order of newKeyRow's values. */
+export const newKeyColumns =
+  'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint';
+
 /**
- * A new key and the values of its api_keys row, in column order (id, secret_hash, plan, per_minute,
- * per_day, label, created_at): the same for every engine. Only enterprise keys store their own limits.
+ * A new key and the values of its api_keys row, in the order of newKeyColumns: the same for every engine.
+ * With a CreationRequest, its Idempotency-Key and body hash are kept with the row (see KeyStore.createOnce).
  */
-export function newKeyRow(options: { plan: Plan; quota: Quota; label?: string | undefined }) {
+export function newKeyRow(options: KeyFields, request?: CreationRequest) {
   const { id, token, secretHash } = newKeyToken();
-  const custom = options.plan === 'enterprise';
   const values = [
     id,
     secretHash,
     options.plan,
-    custom ? options.quota.perMinute : null,
-    custom ? options.quota.perDay : null,
+    ...storedLimits(options.plan, options.quota),
     options.label ?? null,
+    options.customerId ?? null,
     new Date().toISOString(),
+    request?.key ?? null,
+    request?.fingerprint ?? null,
   ] as const;
   return { id, token, values };
 }

@@ -19,6 +19,10 @@ export type Backend = {
   close(): Promise<void>;
 };
 
+/** What runs, as the start log and the metrics name it: `sqlite`, `postgres`, `postgres+redis`, ... */
+export const backendName = (database: Database, redis: RedisConfig | undefined): string =>
+  `${database.engine}${redis ? '+redis' : ''}`;
+
 /** Runs `task` every hour without keeping the process alive; returns the cancel. */
 function hourly(task: () => unknown): () => void {
   const timer = setInterval(task, 3_600_000);
@@ -75,5 +79,5 @@ export async function openBackend(
     };
     cleanups.push(shared.stop, () => client.disconnect());
   }
-  return { store, counters, name: `${database.engine}${redis ? '+redis' : ''}`, close, degraded };
+  return { store, counters, name: backendName(database, redis), close, degraded };
 }

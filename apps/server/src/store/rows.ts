@@ -2,7 +2,7 @@
 // columns as strings and SQLite as numbers; both become numbers here.
 import type { Pet } from '@animal-store/spec';
 import { type Plan, planQuotas } from '../plans.js';
-import type { ApiKey } from './store.js';
+import type { ApiKey, DayUsage } from './store.js';
 
 type Integer = number | string;
 
@@ -23,6 +23,7 @@ export type KeyRow = {
   per_minute: Integer | null;
   per_day: Integer | null;
   label: string | null;
+  customer_id: string | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
@@ -38,7 +39,18 @@ export const toKey = (row: KeyRow): ApiKey => ({
       ? { perMinute: Number(row.per_minute), perDay: Number(row.per_day) }
       : planQuotas[row.plan],
   label: row.label,
+  customerId: row.customer_id,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
   lastUsedAt: row.last_used_at,
+});
+
+export type UsageRow = { key_id: string; day: string; admitted: Integer; limited: Integer; banned: Integer };
+
+export const toDayUsage = (row: UsageRow): DayUsage => ({
+  keyId: row.key_id,
+  day: row.day,
+  admitted: Number(row.admitted),
+  limited: Number(row.limited),
+  banned: Number(row.banned),
 });

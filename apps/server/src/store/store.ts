@@ -8,6 +8,8 @@ export type ApiKey = {
   plan: Plan;
   quota: Quota;
   label: string | null;
+  /** The customer the key belongs to, as the billing system names them (admin API), or null. */
+  customerId: string | null;
   createdAt: string;
   revokedAt: string | null;
   /** Last request with the key (recorded at most once a minute per instance), or null. */
@@ -43,9 +45,43 @@ export interface PetStore {
   list(options: { limit: number; status?: PetStatus; afterId: number }): Promise<PetPage>;
 }
 
+/** What a key can be created with, and what an update sets (every field; the caller merges). */
+export type KeyFields = { plan: Plan; quota: Quota; label?: string | null; customerId?: string | null };
+
+/** Which keys a page holds: after a position in creation order, optionally filtered. */
+export type KeyQuery = {
+  limit: number;
+  after?: { createdAt: string; id: string } | undefined;
+  plan?: Plan | undefined;
+  customerId?: string | undefined;
+  revoked?: boolean | undefined;
+};
+
+/** An admin create with an Idempotency-Key: the key and a hash of the request body. */
+export type CreationRequest = { key: string; fingerprint: string };
+
+/** What a create with a CreationRequest did. */
+export type CreationOutcome =
+  | { created: ApiKey & { key: string } }
+  /** The same request within 24 hours: the key it created (its secret is kept nowhere). */
+  | { replayed: ApiKey }
+  /** The same Idempotency-Key with another body within 24 hours: nothing was created. */
+  | { reused: true };
+
+/** How long an admin create's Idempotency-Key is remembered (as the public API's: 24 hours). */
+export const creationRequestWindowMs = 24 * 3_600_000;
+
 export interface KeyStore {
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
-  create(options: { plan: Plan; quota: Quota; label?: string }): Promise<ApiKey & { key: string }>;
+  create(options: KeyFields): Promise<ApiKey & { key: string }>;
+  /** Creates a key once per Idempotency-Key within creationRequestWindowMs (see CreationOutcome). */
+  createOnce(options: KeyFields, request: CreationRequest): Promise<CreationOutcome>;
+  /** The key with this id, revoked or not. */
+  get(id: string): Promise<ApiKey | undefined>;
+  /** Up to `limit` keys in creation order (oldest first), after `after`. */
+  page(query: KeyQuery): Promise<ApiKey[]>;
+  /** Sets an active key's plan, limits, label and customer; undefined when there is no such active key. */
+  update(id: string, fields: Required<KeyFields>): Promise<ApiKey | undefined>;
   /** The active key a bearer token names, or undefined (malformed, unknown, wrong secret, revoked). */
   verify(token: string): Promise<ApiKey | undefined>;
   list(): Promise<ApiKey[]>;
@@ -85,10 +121,23 @@ export interface IdempotencyStore {
   prune(before: number): Promise<number>;
 }
 
+/** One key's requests on one UTC day (`YYYY-MM-DD`), as the rate limiter decided them. */
+export type DayUsage = { keyId: string; day: string; admitted: number; limited: number; banned: number };
+
+export interface UsageStore {
+  /** Adds the counts to each key's day (creating it). */
+  add(counts: DayUsage[]): Promise<void>;
+  /** The key's days from `from` to `to` (both included, `YYYY-MM-DD`), in order; days without requests are absent. */
+  days(keyId: string, from: string, to: string): Promise<DayUsage[]>;
+  /** Deletes the days before `before` (`YYYY-MM-DD`). */
+  prune(before: string): Promise<number>;
+}
+
 export interface Store {
   pets: PetStore;
   keys: KeyStore;
   idempotency: IdempotencyStore;
+  usage: UsageStore;
   /** A value kept once per store (e.g. the cursor signing secret), created on first use. */
   setting(name: string, create: () => string): Promise<string>;
   /**

@@ -29,6 +29,13 @@ export function postgresCounters({ query }: Pg, now = () => Date.now()): Counter
         resetAt,
       ]);
     },
+    async read(key) {
+      const [row] = await query<{ points: string; expire: string }>(
+        'SELECT points, expire FROM rate_limits WHERE key = $1 AND expire > $2',
+        [key, now()],
+      );
+      return row ? { used: Number(row.points), resetAt: Number(row.expire) } : { used: 0, resetAt: 0 };
+    },
     async endsAt(key) {
       const [row] = await query<{ expire: string }>(
         'SELECT expire FROM rate_limits WHERE key = $1 AND expire > $2',

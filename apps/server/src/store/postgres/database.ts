@@ -48,6 +48,22 @@ const migrations: string[] = [
   // enterprise quotas may count past 2^31.
   `ALTER TABLE rate_limits ALTER COLUMN points TYPE BIGINT;
    ALTER TABLE rate_limits ADD COLUMN granted BIGINT NOT NULL DEFAULT 0;`,
+  // 1.2.0: the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
+  `ALTER TABLE api_keys ADD COLUMN customer_id TEXT;
+   ALTER TABLE api_keys ADD COLUMN creation_request TEXT;
+   ALTER TABLE api_keys ADD COLUMN creation_fingerprint TEXT;
+   CREATE UNIQUE INDEX api_keys_creation_request ON api_keys (creation_request);
+   CREATE INDEX api_keys_customer_id ON api_keys (customer_id);
+   CREATE INDEX api_keys_created_at_id ON api_keys (created_at, id);
+   CREATE TABLE key_usage (
+     key_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     admitted BIGINT NOT NULL DEFAULT 0,
+     limited BIGINT NOT NULL DEFAULT 0,
+     banned BIGINT NOT NULL DEFAULT 0,
+     PRIMARY KEY (key_id, day)
+   );
+   CREATE INDEX key_usage_day ON key_usage (day);`,
 ];
 /** Any constant: the advisory lock that serialises migrations across instances. */
 const migrationLock = 0x616e696d; // "anim"

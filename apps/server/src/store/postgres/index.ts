@@ -5,6 +5,7 @@ import { openDatabase, type Pg, type PostgresOptions } from './database.js';
 import { createPostgresIdempotencyStore } from './idempotency.js';
 import { createPostgresKeyStore } from './keys.js';
 import { createPostgresPetStore } from './pets.js';
+import { createPostgresUsageStore } from './usage.js';
 
 export { postgresCounters } from './counters.js';
 export type { Pg, PostgresOptions } from './database.js';
@@ -15,6 +16,7 @@ export function postgresStore(pg: Pg): Store {
     pets: createPostgresPetStore(pg),
     keys: createPostgresKeyStore(pg),
     idempotency: createPostgresIdempotencyStore(pg),
+    usage: createPostgresUsageStore(pg),
     async setting(name, create) {
       await query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
         name,

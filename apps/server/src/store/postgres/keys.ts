@@ -1,18 +1,81 @@
 // API keys on PostgreSQL.
-import { newKeyRow, newKeyToken, openedKey, parseKeyToken } from '../key-tokens.js';
+import {
+  newKeyColumns,
+  newKeyRow,
+  newKeyToken,
+  openedKey,
+  parseKeyToken,
+  storedLimits,
+} from '../key-tokens.js';
 import { type KeyRow, toKey } from '../rows.js';
-import type { KeyStore } from '../store.js';
+import { type CreationOutcome, creationRequestWindowMs, type KeyStore } from '../store.js';
 import type { Pg } from './database.js';
+
+const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 
 export function createPostgresKeyStore({ query }: Pg): KeyStore {
   return {
     async create(options) {
       const { token, values } = newKeyRow(options);
-      const rows = await query<KeyRow>(
-        'INSERT INTO api_keys (id, secret_hash, plan, per_minute, per_day, label, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
+      const rows = await query<KeyRow>(`${insert} RETURNING *`, [...values]);
+      return { ...toKey(rows[0] as KeyRow), key: token };
+    },
+    async createOnce(options, request): Promise<CreationOutcome> {
+      // Concurrent creates with one Idempotency-Key serialise on its unique index: one inserts, the
+      // others find its row.
+      const { token, values } = newKeyRow(options, request);
+      const [created] = await query<KeyRow>(
+        `${insert} ON CONFLICT (creation_request) DO NOTHING RETURNING *`,
         [...values],
       );
-      return { ...toKey(rows[0] as KeyRow), key: token };
+      if (created) return { created: { ...toKey(created), key: token } };
+      const [earlier] = await query<KeyRow & { creation_fingerprint: string }>(
+        'SELECT * FROM api_keys WHERE creation_request = $1',
+        [request.key],
+      );
+      if (!earlier) return this.createOnce(options, request); // forgotten meanwhile: try again
+      if (earlier.created_at > new Date(Date.now() - creationRequestWindowMs).toISOString()) {
+        return earlier.creation_fingerprint === request.fingerprint
+          ? { replayed: toKey(earlier) }
+          : { reused: true };
+      }
+      // Remembered for 24 hours only: the old key lets go of it, and this request creates.
+      await query('UPDATE api_keys SET creation_request = NULL WHERE id = $1 AND creation_request = $2', [
+        earlier.id,
+        request.key,
+      ]);
+      return this.createOnce(options, request);
+    },
+    async get(id) {
+      const [row] = await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      return row && toKey(row);
+    },
+    async page(q) {
+      const rows = await query<KeyRow>(
+        `SELECT * FROM api_keys
+          WHERE (created_at, id) > ($1, $2)
+            AND ($3::text IS NULL OR plan = $3)
+            AND ($4::text IS NULL OR customer_id = $4)
+            AND ($5::boolean IS NULL OR (revoked_at IS NOT NULL) = $5)
+          ORDER BY created_at, id LIMIT $6`,
+        [
+          q.after?.createdAt ?? '',
+          q.after?.id ?? '',
+          q.plan ?? null,
+          q.customerId ?? null,
+          q.revoked ?? null,
+          q.limit,
+        ],
+      );
+      return rows.map(toKey);
+    },
+    async update(id, fields) {
+      const [row] = await query<KeyRow>(
+        `UPDATE api_keys SET plan = $2, per_minute = $3, per_day = $4, label = $5, customer_id = $6
+          WHERE id = $1 AND revoked_at IS NULL RETURNING *`,
+        [id, fields.plan, ...storedLimits(fields.plan, fields.quota), fields.label, fields.customerId],
+      );
+      return row && toKey(row);
     },
     async verify(token) {
       const parsed = parseKeyToken(token);

@@ -102,6 +102,14 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
         },
         () => memory.giveBack(key, points, resetAt),
       ),
+    read: (key) =>
+      insured(
+        async () => {
+          const [used, ttl] = await Promise.all([client.get(name(key)), client.pttl(name(key))]);
+          return ttl > 0 ? { used: Number(used ?? 0), resetAt: now() + ttl } : { used: 0, resetAt: 0 };
+        },
+        () => memory.read(key),
+      ),
     endsAt: (key) =>
       strict(async () => {
         const ttl = await redis.pttl(name(key));

@@ -23,6 +23,9 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
   const giveBack = db.prepare<{ key: string; points: number; resetAt: number }>(
     'UPDATE rate_limits SET points = max(0, points - @points) WHERE key = @key AND expire = @resetAt',
   );
+  const read = db.prepare<[string, number], { points: number; expire: number }>(
+    'SELECT points, expire FROM rate_limits WHERE key = ? AND expire > ?',
+  );
   const endsAt = db.prepare<[string, number], { expire: number }>(
     'SELECT expire FROM rate_limits WHERE key = ? AND expire > ?',
   );
@@ -40,6 +43,10 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
     },
     async giveBack(key, points, resetAt) {
       giveBack.run({ key, points, resetAt });
+    },
+    async read(key) {
+      const row = read.get(key, now());
+      return row ? { used: row.points, resetAt: row.expire } : { used: 0, resetAt: 0 };
     },
     async endsAt(key) {
       return endsAt.get(key, now())?.expire ?? 0;

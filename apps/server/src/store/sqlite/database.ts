@@ -50,6 +50,22 @@ const migrations: string[] = [
    ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
   // 1.2.0: the limiter's leases (counters.ts) record what each take got.
   'ALTER TABLE rate_limits ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;',
+  // 1.2.0: the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
+  `ALTER TABLE api_keys ADD COLUMN customer_id TEXT;
+   ALTER TABLE api_keys ADD COLUMN creation_request TEXT;
+   ALTER TABLE api_keys ADD COLUMN creation_fingerprint TEXT;
+   CREATE UNIQUE INDEX api_keys_creation_request ON api_keys (creation_request);
+   CREATE INDEX api_keys_customer_id ON api_keys (customer_id);
+   CREATE INDEX api_keys_created_at_id ON api_keys (created_at, id);
+   CREATE TABLE key_usage (
+     key_id TEXT NOT NULL,
+     day TEXT NOT NULL,
+     admitted INTEGER NOT NULL DEFAULT 0,
+     limited INTEGER NOT NULL DEFAULT 0,
+     banned INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (key_id, day)
+   );
+   CREATE INDEX key_usage_day ON key_usage (day);`,
 ];
 
 /** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */

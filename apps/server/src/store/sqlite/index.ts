@@ -5,6 +5,7 @@ import { busyTimeoutMs, guarded, sqliteCall } from './failures.js';
 import { createSqliteIdempotencyStore } from './idempotency.js';
 import { createSqliteKeyStore } from './keys.js';
 import { createSqlitePetStore } from './pets.js';
+import { createSqliteUsageStore } from './usage.js';
 
 export { sqliteCounters } from './counters.js';
 export type { Db } from './database.js';
@@ -35,6 +36,7 @@ export function sqliteStore(db: Db): Store {
     pets: guarded(createSqlitePetStore(db), db.name),
     keys: guarded(createSqliteKeyStore(db), db.name),
     idempotency: guarded(createSqliteIdempotencyStore(db), db.name),
+    usage: guarded(createSqliteUsageStore(db), db.name),
     setting: (name, create) => sqliteCall(() => setting.immediate(name, create), db.name),
     check: ({ write = false } = {}) =>
       sqliteCall(() => {

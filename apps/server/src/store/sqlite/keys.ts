@@ -1,15 +1,43 @@
 // API keys on SQLite: prepared statements over the api_keys table.
-import { newKeyRow, newKeyToken, openedKey, parseKeyToken } from '../key-tokens.js';
+import {
+  newKeyColumns,
+  newKeyRow,
+  newKeyToken,
+  openedKey,
+  parseKeyToken,
+  storedLimits,
+} from '../key-tokens.js';
 import { type KeyRow, toKey } from '../rows.js';
-import type { KeyStore } from '../store.js';
+import {
+  type CreationOutcome,
+  type CreationRequest,
+  creationRequestWindowMs,
+  type KeyFields,
+  type KeyQuery,
+  type KeyStore,
+} from '../store.js';
 import type { Db } from './database.js';
 
 export function createSqliteKeyStore(db: Db): KeyStore {
-  const insert = db.prepare(
-    'INSERT INTO api_keys (id, secret_hash, plan, per_minute, per_day, label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const insert = db.prepare(`INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
+  const byRequest = db.prepare<[string], KeyRow & { creation_fingerprint: string }>(
+    'SELECT * FROM api_keys WHERE creation_request = ?',
+  );
+  const forgetRequest = db.prepare<[string]>('UPDATE api_keys SET creation_request = NULL WHERE id = ?');
   const all = db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
+  const page = db.prepare<Record<string, unknown>, KeyRow>(
+    `SELECT * FROM api_keys
+      WHERE (created_at, id) > (@createdAt, @id)
+        AND (@plan IS NULL OR plan = @plan)
+        AND (@customerId IS NULL OR customer_id = @customerId)
+        AND (@revoked IS NULL OR (revoked_at IS NOT NULL) = @revoked)
+      ORDER BY created_at, id LIMIT @limit`,
+  );
+  const update = db.prepare<Record<string, unknown>>(
+    `UPDATE api_keys SET plan = @plan, per_minute = @perMinute, per_day = @perDay, label = @label,
+       customer_id = @customerId WHERE id = @id AND revoked_at IS NULL`,
+  );
   const revoke = db.prepare<[string, string]>(
     'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
   );
@@ -20,11 +48,56 @@ export function createSqliteKeyStore(db: Db): KeyStore {
   );
   const touch = db.prepare<[string, string]>('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
 
+  const createOnce = db.transaction((options: KeyFields, request: CreationRequest): CreationOutcome => {
+    const earlier = byRequest.get(request.key);
+    const since = new Date(Date.now() - creationRequestWindowMs).toISOString();
+    if (earlier && earlier.created_at > since) {
+      return earlier.creation_fingerprint === request.fingerprint
+        ? { replayed: toKey(earlier) }
+        : { reused: true };
+    }
+    if (earlier) forgetRequest.run(earlier.id); // remembered for 24 hours only
+    const { id, token, values } = newKeyRow(options, request);
+    insert.run(...values);
+    return { created: { ...toKey(byId.get(id) as KeyRow), key: token } };
+  });
+
   return {
     async create(options) {
       const { id, token, values } = newKeyRow(options);
       insert.run(...values);
       return { ...toKey(byId.get(id) as KeyRow), key: token };
+    },
+    // One immediate transaction: concurrent creates with one Idempotency-Key (from any process on the
+    // file) see exactly one winner.
+    createOnce: async (options, request) => createOnce.immediate(options, request),
+    async get(id) {
+      const row = byId.get(id);
+      return row && toKey(row);
+    },
+    async page(query: KeyQuery) {
+      return page
+        .all({
+          createdAt: query.after?.createdAt ?? '',
+          id: query.after?.id ?? '',
+          plan: query.plan ?? null,
+          customerId: query.customerId ?? null,
+          revoked: query.revoked === undefined ? null : Number(query.revoked),
+          limit: query.limit,
+        })
+        .map(toKey);
+    },
+    async update(id, fields) {
+      const [perMinute, perDay] = storedLimits(fields.plan, fields.quota);
+      const { changes } = update.run({
+        id,
+        plan: fields.plan,
+        perMinute,
+        perDay,
+        label: fields.label,
+        customerId: fields.customerId,
+      });
+      return changes === 1 ? toKey(byId.get(id) as KeyRow) : undefined;
     },
     async verify(token) {
       const parsed = parseKeyToken(token);

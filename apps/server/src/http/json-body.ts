@@ -1,53 +1,8 @@
-// Strictness the validator cannot express: canonical integers in the query, JSON bodies that are UTF-8
-// and within the size limit (judged from Content-Length before a byte is read), and HEAD served as GET.
+// The JSON body: its declared size (judged from Content-Length before a byte is read), its charset, then
+// express.json with UTF-8 checked, then strings that have a UTF-8 form.
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { HttpError } from './http-error.js';
-
-const canonical = /^(?:0|[1-9][0-9]*)$/;
-
-/** A path that is not valid percent-encoding names nothing: 400 (after the key check and the limiter). */
-export function decodablePath(req: Request, _res: Response, next: NextFunction) {
-  try {
-    decodeURIComponent(req.path);
-    next();
-  } catch {
-    next(new HttpError(400, 'The request could not be read: the path is not valid percent-encoding.'));
-  }
-}
-
-/**
- * `?id[]=3` or `?status[x]=sold` would be read by some stacks as the parameter `id` and ignored by others:
- * a name with brackets is refused, never silently dropped (arrays repeat the name: `?id=3&id=4`).
- */
-export function plainQueryNames(req: Request, _res: Response, next: NextFunction) {
-  for (const name of Object.keys(req.query)) {
-    if (/[[\]]/.test(name)) {
-      return next(
-        new HttpError(
-          400,
-          `query.${name} is not a parameter: repeat plain names for lists (e.g. id=3&id=4).`,
-        ),
-      );
-    }
-  }
-  next();
-}
-
-/** `limit=010`, `1e1`, `0x0a` or ` 10` would all be coerced to numbers by the validator: refuse them. */
-export function canonicalIntegers(names: Set<string>) {
-  return function refuseLooseIntegers(req: Request, _res: Response, next: NextFunction) {
-    for (const name of names) {
-      const values = [req.query[name]].flat().filter((v) => typeof v === 'string');
-      if (values.some((v) => !canonical.test(v))) {
-        return next(
-          new HttpError(400, `query.${name} must be integer, written in plain decimal digits (e.g. 20).`),
-        );
-      }
-    }
-    next();
-  };
-}
 
 /** express.json, after the checks that must come first: declared size, then charset. */
 export function jsonBody(limitBytes: number) {
@@ -107,24 +62,4 @@ function wellFormedStrings(req: Request, _res: Response, next: NextFunction) {
   const field = illFormed(req.body);
   if (!field) return next();
   next(new HttpError(400, `${field} must not contain lone surrogates (they have no UTF-8 form).`));
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set when a HEAD request is being served as GET (see headAsGet). */
-    head?: boolean;
-  }
-}
-
-/**
- * RFC 9110 expects HEAD wherever GET is served. The contract describes GET only, so a HEAD request is
- * validated, routed and answered as GET; Node still sends no body, because the response was created for
- * a HEAD request.
- */
-export function headAsGet(req: Request, _res: Response, next: NextFunction) {
-  if (req.method === 'HEAD') {
-    req.method = 'GET';
-    req.head = true;
-  }
-  next();
 }

@@ -1,0 +1,77 @@
+// The import rules of docs/architecture.md, checked on the source: every module of src/ (a folder, or a
+// file at the top) sits on a layer, and imports only from layers below its own. So no folder imports
+// one that imports it back (no cycle), and a new folder fails here until the document and this table
+// give it a place.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const src = dirname(fileURLToPath(import.meta.url));
+
+/** Each module's layer, bottom (0) to top; the same table as docs/architecture.md. */
+export const layers: Record<string, number> = {
+  config: 0,
+  contract: 0,
+  plans: 0,
+  version: 0,
+  'env-file': 0,
+  limits: 1,
+  store: 2,
+  ops: 3,
+  usage: 3,
+  http: 4,
+  pets: 5,
+  admin: 5,
+  cli: 5,
+  server: 5,
+  lifecycle: 5,
+  app: 6,
+  primary: 6,
+  main: 7,
+  index: 7,
+};
+
+const sources = (readdirSync(src, { recursive: true }) as string[]).filter(
+  (f) => f.endsWith('.ts') && !f.endsWith('.test.ts'),
+);
+/** The module a file of src/ belongs to: its first folder, or its own name at the top. */
+const moduleOf = (file: string) => file.split('/')[0]?.replace(/\.[jt]s$/, '') ?? file;
+const imports = sources.flatMap((file) =>
+  [...readFileSync(join(src, file), 'utf8').matchAll(/(?:from|import)\s+'(\.{1,2}\/[^']+)'/g)].map((m) => ({
+    file,
+    from: moduleOf(file),
+    target: relative(src, resolve(src, dirname(file), m[1] as string)),
+    to: moduleOf(relative(src, resolve(src, dirname(file), m[1] as string))),
+  })),
+);
+
+describe('the architecture (docs/architecture.md)', () => {
+  it('gives every module of src/ a layer', () => {
+    expect(sources.length).toBeGreaterThan(40);
+    expect([...new Set(sources.map(moduleOf))].filter((m) => layers[m] === undefined)).toEqual([]);
+  });
+
+  it('imports only from lower layers (so no folder cycle)', () => {
+    expect(imports.length).toBeGreaterThan(100);
+    const upward = imports.filter(
+      ({ from, to }) => from !== to && (layers[to] ?? Number.POSITIVE_INFINITY) >= (layers[from] ?? -1),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('picks an engine only in store/open.ts: no module outside store/ imports an engine folder', () => {
+    const engines = imports.filter(
+      ({ from, target }) =>
+        from !== 'store' && from !== 'index' && /^store\/(sqlite|postgres|redis)\//.test(target),
+    );
+    expect(engines).toEqual([]);
+  });
+
+  it('the document lists the same layers', () => {
+    const doc = readFileSync(join(src, '../../../docs/architecture.md'), 'utf8');
+    for (const [name, layer] of Object.entries(layers)) {
+      expect(doc, name).toMatch(new RegExp(`^\\| ${layer} +\\|.*\\\`${name}\\\``, 'm'));
+    }
+  });
+});

@@ -1,0 +1,102 @@
+// Every failure a request can meet, turned into the HttpError that answers it: one small function per
+// source (body-parser, express-openapi-validator, Express's own layers), each answering undefined for an
+// error that is not its own. The error handler (errors.ts) asks them in turn; what none claims is a 500.
+// Table-driven tests beside this file (error-sources.test.ts).
+import { codeForStatus, HttpError } from './http-error.js';
+
+/** An error as the libraries throw them: a status, and the fields each source adds. */
+export type Failure = Error & {
+  status?: number;
+  type?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  errors?: { path: string; message: string }[];
+};
+
+const isJson = (text: unknown) => {
+  try {
+    JSON.parse(String(text));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** body-parser's errors (express.json): its `type` names what went wrong with the body. */
+export function fromBodyParser(error: Failure): HttpError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      // Strict mode refuses valid JSON that is not an object or array (e.g. `null`).
+      return new HttpError(
+        400,
+        isJson(error.body)
+          ? 'The request body must be a JSON object.'
+          : 'The request body is not valid JSON.',
+      );
+    case 'body.not.utf8':
+      return new HttpError(400, 'The request body is not valid UTF-8.');
+    case 'entity.too.large':
+      return new HttpError(413, 'The request body exceeds the size limit.', undefined, {
+        Connection: 'close',
+      });
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new HttpError(415, 'The request body must be application/json in UTF-8.');
+    default:
+      return undefined;
+  }
+}
+
+const describe = (errors: { path: string; message: string }[]) =>
+  errors
+    .map(
+      (e) =>
+        `${e.path
+          .replace(/^\//, '')
+          .replace(/^params\b/, 'path')
+          .replaceAll('/', '.')} ${e.message}`,
+    )
+    .join('; ');
+
+/** express-openapi-validator's errors (an `errors` list): 400 with the failing fields, 404, 405 with Allow, 415. */
+export function fromValidator(error: Failure): HttpError | undefined {
+  if (!Array.isArray(error.errors) || error.status === undefined || error.status >= 500) return undefined;
+  const messages: Record<number, string> = {
+    400: describe(error.errors),
+    404: 'No such route.',
+    405: 'This path does not support this method.',
+    415: 'The request body must be application/json.',
+  };
+  if (!codeForStatus.has(error.status)) return undefined;
+  // HEAD is served wherever GET is (see headAsGet), so it is allowed wherever GET is.
+  const allow = error.headers?.Allow?.replace(/\bGET\b/, 'GET, HEAD');
+  return new HttpError(
+    error.status,
+    messages[error.status] ?? error.message,
+    undefined,
+    allow ? { Allow: allow } : {},
+  );
+}
+
+/**
+ * Client errors of Express's own layers (a status, no `errors` list): a path that is not valid
+ * percent-encoding (the router), a body that cannot be inflated (body-parser). Their messages describe the
+ * request, never the server.
+ */
+export function fromExpress(error: Failure): HttpError | undefined {
+  const status = error.status;
+  if (status === undefined || status < 400 || status >= 500 || !codeForStatus.has(status)) return undefined;
+  if (Array.isArray(error.errors)) return undefined;
+  return new HttpError(status, `The request could not be read: ${error.message}.`);
+}
+
+/** The answer to a failure that is not the store's (the handler checks storeFailure first). */
+export function toHttpError(error: Failure): HttpError {
+  if (error instanceof HttpError) return error;
+  return (
+    fromBodyParser(error) ??
+    fromValidator(error) ??
+    fromExpress(error) ??
+    new HttpError(500, 'An unexpected error occurred.')
+  );
+}

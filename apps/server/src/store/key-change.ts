@@ -1,0 +1,29 @@
+// A change to a key's plan, limits, label or customer, merged with what the key has: written once for the
+// admin API's updateKey and the keys command's update.
+import { type LimitNames, type Plan, type Quota, quotaFor } from '../plans.js';
+import type { ApiKey, KeyFields } from './store.js';
+
+/** What to change: fields left undefined keep their value; `null` clears the label or the customer. */
+export type KeyChange = {
+  plan?: Plan | undefined;
+  limits?: Partial<Quota> | undefined;
+  label?: string | null | undefined;
+  customerId?: string | null | undefined;
+};
+
+/**
+ * The key's fields after `change`. Limits given are checked against the plan; without them an enterprise
+ * key that stays enterprise keeps its own, and any other takes its plan's (so moving to enterprise needs
+ * limits). Throws QuotaError, naming the limits as `names` says.
+ */
+export function keyAfter(current: ApiKey, change: KeyChange, names?: LimitNames): Required<KeyFields> {
+  const plan = change.plan ?? current.plan;
+  const keepsOwnLimits =
+    change.limits === undefined && plan === 'enterprise' && current.plan === 'enterprise';
+  return {
+    plan,
+    quota: keepsOwnLimits ? current.quota : quotaFor(plan, change.limits ?? {}, names),
+    label: change.label === undefined ? current.label : change.label,
+    customerId: change.customerId === undefined ? current.customerId : change.customerId,
+  };
+}

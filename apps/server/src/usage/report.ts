@@ -1,0 +1,48 @@
+// A key's usage as the admin contract shapes it (KeyUsage): its running windows, its ban and its requests
+// per UTC day; written once for the admin API's getKeyUsage and the keys command's usage.
+import type { KeyUsage } from '@animal-store/spec/admin';
+import type { RateLimiter } from '../limits/policy.js';
+import type { ApiKey, DayUsage, UsageStore } from '../store/store.js';
+
+const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
+
+/** Days summed by date (the store's and a process's unwritten counts of one day add up), in date order. */
+function sumDays(days: DayUsage[]): KeyUsage['days'] {
+  const byDay = new Map<string, KeyUsage['days'][number]>();
+  for (const d of days) {
+    const sum = byDay.get(d.day) ?? { date: d.day, admitted: 0, limited: 0, banned: 0 };
+    sum.admitted += d.admitted;
+    sum.limited += d.limited;
+    sum.banned += d.banned;
+    byDay.set(d.day, sum);
+  }
+  return [...byDay.values()].sort((a, b) => a.date.localeCompare(b.date));
+}
+
+/**
+ * The key's usage for the UTC days `from` to `to`: what the store has, plus `unwritten` (this process's
+ * counts not written yet, usage/meter.ts) when given.
+ */
+export async function keyUsage(
+  key: ApiKey,
+  range: { from: string; to: string },
+  sources: { usage: UsageStore; limiter: RateLimiter; unwritten?: DayUsage[] | undefined },
+): Promise<KeyUsage> {
+  const [stored, windows, banMs] = await Promise.all([
+    sources.usage.days(key.id, range.from, range.to),
+    sources.limiter.windows(key.id, key.quota),
+    sources.limiter.banRemaining(key.id),
+  ]);
+  return {
+    id: key.id,
+    windows: windows.map(({ name, limit, used, remaining, resetAt }) => ({
+      name,
+      limit,
+      used,
+      remaining,
+      resetAt: iso(resetAt),
+    })),
+    bannedUntil: iso(banMs > 0 ? Date.now() + banMs : 0),
+    days: sumDays([...stored, ...(sources.unwritten ?? [])]),
+  };
+}
