@@ -184,6 +184,43 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description The plan the key is bound to. Its limits a minute and a day: free 60 and 1,000; pro 300 and
+         *     10,000; business 1,000 and 100,000; enterprise: the key's own.
+         * @enum {string}
+         */
+        Plan: "free" | "pro" | "business" | "enterprise";
+        /** @description The customer the key belongs to, as the billing system names them (opaque here). */
+        CustomerId: string;
+        /** @description Requests a minute and a day (per minute at most per day). */
+        Limits: {
+            perMinute: number;
+            perDay: number;
+        };
+        /** @description A note for operators, e.g. who holds the key. */
+        Label: string;
+        /** @description An API key as the service keeps it, without its secret. */
+        Key: {
+            id: string;
+            plan: components["schemas"]["Plan"];
+            limits: components["schemas"]["Limits"];
+            label: components["schemas"]["Label"] | null;
+            customerId: components["schemas"]["CustomerId"] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /**
+             * Format: date-time
+             * @description The last request with the key, recorded at most once a minute per instance.
+             */
+            lastUsedAt: string | null;
+        };
+        /** @description A page of keys; `nextCursor` names the next page, or is `null` on the last. */
+        KeyPage: {
+            keys: components["schemas"]["Key"][];
+            nextCursor: string | null;
+        };
+        /**
          * @description The body of every failure. `code` is one of a fixed set, each tied to one HTTP status:
          *
          *     | code | status | meaning |
@@ -226,45 +263,6 @@ export interface components {
             /** @description The HTTP status code of the response. */
             status: number;
         };
-        /**
-         * @description The plan the key is bound to. Its limits a minute and a day: free 60 and 1,000; pro 300 and
-         *     10,000; business 1,000 and 100,000; enterprise: the key's own.
-         * @enum {string}
-         */
-        Plan: "free" | "pro" | "business" | "enterprise";
-        /** @description The customer the key belongs to, as the billing system names them (opaque here). */
-        CustomerId: string;
-        /** @description A note for operators, e.g. who holds the key. */
-        Label: string;
-        /** @description Requests a minute and a day (per minute at most per day). */
-        Limits: {
-            perMinute: number;
-            perDay: number;
-        };
-        /** @description An API key as the service keeps it, without its secret. */
-        Key: {
-            id: string;
-            plan: components["schemas"]["Plan"];
-            limits: components["schemas"]["Limits"];
-            label: components["schemas"]["Label"] | null;
-            customerId: components["schemas"]["CustomerId"] | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            revokedAt: string | null;
-            /**
-             * Format: date-time
-             * @description The last request with the key, recorded at most once a minute per instance.
-             */
-            lastUsedAt: string | null;
-        };
-        /** @description A new key and its secret, shown only in this answer. */
-        CreatedKey: {
-            key: components["schemas"]["Key"];
-            secret: components["schemas"]["Secret"];
-        };
-        /** @description The API key to send as `Authorization: Bearer <secret>`; the service keeps only its hash. */
-        Secret: string;
         /** @description A key to create. `limits` for enterprise keys only, and required there. */
         NewKey: {
             plan: components["schemas"]["Plan"];
@@ -272,17 +270,19 @@ export interface components {
             label?: components["schemas"]["Label"];
             customerId?: components["schemas"]["CustomerId"];
         };
+        /** @description The API key to send as `Authorization: Bearer <secret>`; the service keeps only its hash. */
+        Secret: string;
+        /** @description A new key and its secret, shown only in this answer. */
+        CreatedKey: {
+            key: components["schemas"]["Key"];
+            secret: components["schemas"]["Secret"];
+        };
         /** @description What to change; at least one field. `null` clears `label` or `customerId`. */
         KeyUpdate: {
             plan?: components["schemas"]["Plan"];
             limits?: components["schemas"]["Limits"];
             label?: components["schemas"]["Label"] | null;
             customerId?: components["schemas"]["CustomerId"] | null;
-        };
-        /** @description A page of keys; `nextCursor` names the next page, or is `null` on the last. */
-        KeyPage: {
-            keys: components["schemas"]["Key"][];
-            nextCursor: string | null;
         };
         /** @description How long the previous secret keeps working. */
         Rotation: {
@@ -333,31 +333,6 @@ export interface components {
         };
     };
     responses: {
-        /** @description The key. */
-        OneKey: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "id": "3f2a9c0b1d4e",
-                 *       "plan": "pro",
-                 *       "limits": {
-                 *         "perMinute": 300,
-                 *         "perDay": 10000
-                 *       },
-                 *       "label": "Acme production",
-                 *       "customerId": "cus_4711",
-                 *       "createdAt": "2026-11-23T09:00:00.000Z",
-                 *       "revokedAt": null,
-                 *       "lastUsedAt": null
-                 *     }
-                 */
-                "application/json": components["schemas"]["Key"];
-            };
-        };
         /** @description A body, query or path value that breaks the contract (the message names the field and why), or limits that do not fit the plan. */
         BadRequest: {
             headers: {
@@ -388,74 +363,6 @@ export interface components {
                  *       "code": "unauthorized",
                  *       "message": "The admin token is invalid.",
                  *       "status": 401
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description No key with this id (for a change: no active key). */
-        KeyNotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "not_found",
-                 *       "message": "Key 3f2a9c0b1d4e was not found.",
-                 *       "status": 404
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The request body is over 16 KiB. */
-        PayloadTooLarge: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "payload_too_large",
-                 *       "message": "The request body exceeds the size limit.",
-                 *       "status": 413
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The request body is not `application/json` in UTF-8. */
-        UnsupportedMediaType: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "unsupported_media_type",
-                 *       "message": "The request body must be application/json.",
-                 *       "status": 415
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
-        /** @description The `Idempotency-Key` was used with a different body within 24 hours. */
-        IdempotencyKeyReused: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "code": "idempotency_key_reused",
-                 *       "message": "This Idempotency-Key was used with a different request body.",
-                 *       "status": 422
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -514,13 +421,101 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The request body is over 16 KiB. */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "payload_too_large",
+                 *       "message": "The request body exceeds the size limit.",
+                 *       "status": 413
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request body is not `application/json` in UTF-8. */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "unsupported_media_type",
+                 *       "message": "The request body must be application/json.",
+                 *       "status": 415
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used with a different body within 24 hours. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "This Idempotency-Key was used with a different request body.",
+                 *       "status": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key. */
+        OneKey: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "id": "3f2a9c0b1d4e",
+                 *       "plan": "pro",
+                 *       "limits": {
+                 *         "perMinute": 300,
+                 *         "perDay": 10000
+                 *       },
+                 *       "label": "Acme production",
+                 *       "customerId": "cus_4711",
+                 *       "createdAt": "2026-11-23T09:00:00.000Z",
+                 *       "revokedAt": null,
+                 *       "lastUsedAt": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["Key"];
+            };
+        };
+        /** @description No key with this id (for a change: no active key). */
+        KeyNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "Key 3f2a9c0b1d4e was not found.",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
-        /**
-         * @description The key's id (the part after `as_` in the key).
-         * @example 3f2a9c0b1d4e
-         */
-        KeyId: string;
         /** @description The most keys to return. */
         Limit: number;
         /** @description Where the page starts, as `nextCursor` of the previous page said (opaque). */
@@ -531,6 +526,11 @@ export interface components {
          * @example 8e0f3c9a-2b1d-4c6e-9f7a-5d3b2a1c0e9f
          */
         IdempotencyKey: string;
+        /**
+         * @description The key's id (the part after `as_` in the key).
+         * @example 3f2a9c0b1d4e
+         */
+        KeyId: string;
     };
     requestBodies: never;
     headers: {
@@ -540,15 +540,15 @@ export interface components {
          */
         "X-Request-Id": string;
         /**
-         * @description Whole delta-seconds (at least 1) to wait before the next request can succeed.
-         * @example 17
-         */
-        "Retry-After": number;
-        /**
          * @description The bearer challenge (RFC 6750).
          * @example Bearer realm="animal-store-admin", error="invalid_token"
          */
         "WWW-Authenticate": string;
+        /**
+         * @description Whole delta-seconds (at least 1) to wait before the next request can succeed.
+         * @example 17
+         */
+        "Retry-After": number;
         /**
          * @description Where the key can be read, under the base path.
          * @example /admin/v1/keys/3f2a9c0b1d4e

@@ -9,6 +9,7 @@ export const codeForStatus: ReadonlyMap<number, ErrorCode> = new Map(
 );
 
 export class HttpError extends Error {
+  override readonly name = 'HttpError';
   readonly code: ErrorCode;
   constructor(
     readonly status: number,
