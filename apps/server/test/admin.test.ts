@@ -375,9 +375,12 @@ describe('getKeyUsage', () => {
       'from=2026-02-01&to=2026-01-01',
       'from=2020-01-01&to=2026-01-01',
       'from=2026-13-01',
+      'from=2026-02-30', // no such day: not read as 2 March
+      'to=2026-04-31',
     ]) {
       const res = await adminCall(`/keys/${key.id}/usage?${query}`);
       expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'invalid_request', status: 400 });
     }
   });
 });

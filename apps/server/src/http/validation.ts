@@ -26,6 +26,9 @@ export function contractValidator(
     },
     validateSecurity: false, // bearer keys are checked by our own middleware (see identify.ts)
     validateFormats: true,
+    // ajv-formats' full mode: a date is a real day (2026-02-30 is refused, not read as 2 March) and a
+    // date-time a real instant; the default fast mode checks only the shape.
+    ajvFormats: { mode: 'full' },
   });
 }
 
