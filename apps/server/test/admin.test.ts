@@ -133,7 +133,7 @@ describe('createKey', () => {
     expect((await server.keys.list()).length).toBe(before);
   });
 
-  it('with an Idempotency-Key: a retry answers the same key without its secret; another body is a 422', async () => {
+  it('with an Idempotency-Key: a retry (whatever its field order) answers the same key without its secret; another body is a 422', async () => {
     const headers = { 'Idempotency-Key': `create-${Date.now()}` };
     const body = { plan: 'pro', customerId: 'cus_idem' };
     const first = await post('/keys', body, headers);
@@ -146,6 +146,10 @@ describe('createKey', () => {
     const replayed = (await again.json()) as Record<string, unknown>;
     expect(replayed.id).toBe(created.key.id);
     expect(replayed).not.toHaveProperty('secret');
+    // The same body with its fields in another order (as another JSON encoder writes it) is the same request.
+    const reordered = await post('/keys', { customerId: 'cus_idem', plan: 'pro' }, headers);
+    expect(reordered.status).toBe(200);
+    expect(((await reordered.json()) as { id: string }).id).toBe(created.key.id);
     const other = await post('/keys', { ...body, plan: 'free' }, headers);
     expect(other.status).toBe(422);
     expect(((await other.json()) as { code: string }).code).toBe('idempotency_key_reused');

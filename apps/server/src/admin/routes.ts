@@ -1,7 +1,6 @@
 // The admin API's operations (admin/openapi.yaml in the spec package), over the store's keys and usage
 // and the rate limiter's windows and bans. Requests arrive authenticated and validated against the admin
 // contract (admin/app.ts); every change is audited.
-import { createHash } from 'node:crypto';
 import type {
   AdminKey,
   AdminKeyUpdate,
@@ -11,6 +10,7 @@ import type {
 } from '@animal-store/spec/admin';
 import { type Request, type Response, Router } from 'express';
 import { HttpError } from '../http/http-error.js';
+import { fingerprint } from '../http/idempotency.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { type Plan, QuotaError, quotaFor } from '../plans.js';
 import { keyAfter } from '../store/key-change.js';
@@ -108,8 +108,7 @@ export function adminRoutes(deps: AdminDeps): Router {
     if (idempotencyKey === undefined) {
       created = await keys.create(fields);
     } else {
-      const fingerprint = createHash('sha256').update(JSON.stringify(body)).digest('base64url');
-      const outcome = await keys.createOnce(fields, { key: idempotencyKey, fingerprint });
+      const outcome = await keys.createOnce(fields, { key: idempotencyKey, fingerprint: fingerprint(body) });
       if ('reused' in outcome) {
         throw new HttpError(
           422,

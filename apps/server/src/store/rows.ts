@@ -2,7 +2,13 @@
 // columns as strings and SQLite as numbers; both become numbers here.
 import type { Pet } from '@animal-store/spec';
 import { type Plan, planQuotas } from '../plans.js';
-import type { ApiKey, DayUsage } from './store.js';
+import {
+  type ApiKey,
+  type CreationOutcome,
+  type CreationRequest,
+  type DayUsage,
+  idempotencyWindowMs,
+} from './store.js';
 
 type Integer = number | string;
 
@@ -54,3 +60,21 @@ export const toDayUsage = (row: UsageRow): DayUsage => ({
   limited: Number(row.limited),
   banned: Number(row.banned),
 });
+
+/** An api_keys row with the fingerprint of the create that made it (admin creates with an Idempotency-Key). */
+export type CreatedKeyRow = KeyRow & { creation_fingerprint: string };
+
+/**
+ * What an earlier create with the same Idempotency-Key means for this one, on every engine: within the
+ * window, its replay (the same body) or a refusal (another body); older, nothing (the earlier key lets go of
+ * the Idempotency-Key and this request creates).
+ */
+export function earlierCreation(
+  earlier: CreatedKeyRow,
+  request: CreationRequest,
+): CreationOutcome | undefined {
+  if (earlier.created_at <= new Date(Date.now() - idempotencyWindowMs).toISOString()) return undefined;
+  return earlier.creation_fingerprint === request.fingerprint
+    ? { replayed: toKey(earlier) }
+    : { reused: true };
+}

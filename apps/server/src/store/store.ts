@@ -68,13 +68,10 @@ export type CreationOutcome =
   /** The same Idempotency-Key with another body within 24 hours: nothing was created. */
   | { reused: true };
 
-/** How long an admin create's Idempotency-Key is remembered (as the public API's: 24 hours). */
-export const creationRequestWindowMs = 24 * 3_600_000;
-
 export interface KeyStore {
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
   create(options: KeyFields): Promise<ApiKey & { key: string }>;
-  /** Creates a key once per Idempotency-Key within creationRequestWindowMs (see CreationOutcome). */
+  /** Creates a key once per Idempotency-Key within idempotencyWindowMs (see CreationOutcome). */
   createOnce(options: KeyFields, request: CreationRequest): Promise<CreationOutcome>;
   /** The key with this id, revoked or not. */
   get(id: string): Promise<ApiKey | undefined>;

@@ -7,8 +7,8 @@ import {
   parseKeyToken,
   storedLimits,
 } from '../key-tokens.js';
-import { type KeyRow, toKey } from '../rows.js';
-import { type CreationOutcome, creationRequestWindowMs, type KeyStore } from '../store.js';
+import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
+import type { CreationOutcome, KeyStore } from '../store.js';
 import type { Pg } from './database.js';
 
 const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
@@ -29,16 +29,12 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
         [...values],
       );
       if (created) return { created: { ...toKey(created), key: token } };
-      const [earlier] = await query<KeyRow & { creation_fingerprint: string }>(
-        'SELECT * FROM api_keys WHERE creation_request = $1',
-        [request.key],
-      );
+      const [earlier] = await query<CreatedKeyRow>('SELECT * FROM api_keys WHERE creation_request = $1', [
+        request.key,
+      ]);
       if (!earlier) return this.createOnce(options, request); // forgotten meanwhile: try again
-      if (earlier.created_at > new Date(Date.now() - creationRequestWindowMs).toISOString()) {
-        return earlier.creation_fingerprint === request.fingerprint
-          ? { replayed: toKey(earlier) }
-          : { reused: true };
-      }
+      const outcome = earlierCreation(earlier, request);
+      if (outcome) return outcome;
       // Remembered for 24 hours only: the old key lets go of it, and this request creates.
       await query('UPDATE api_keys SET creation_request = NULL WHERE id = $1 AND creation_request = $2', [
         earlier.id,

@@ -7,23 +7,14 @@ import {
   parseKeyToken,
   storedLimits,
 } from '../key-tokens.js';
-import { type KeyRow, toKey } from '../rows.js';
-import {
-  type CreationOutcome,
-  type CreationRequest,
-  creationRequestWindowMs,
-  type KeyFields,
-  type KeyQuery,
-  type KeyStore,
-} from '../store.js';
+import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
+import type { CreationOutcome, CreationRequest, KeyFields, KeyQuery, KeyStore } from '../store.js';
 import type { Db } from './database.js';
 
 export function createSqliteKeyStore(db: Db): KeyStore {
   const insert = db.prepare(`INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
-  const byRequest = db.prepare<[string], KeyRow & { creation_fingerprint: string }>(
-    'SELECT * FROM api_keys WHERE creation_request = ?',
-  );
+  const byRequest = db.prepare<[string], CreatedKeyRow>('SELECT * FROM api_keys WHERE creation_request = ?');
   const forgetRequest = db.prepare<[string]>('UPDATE api_keys SET creation_request = NULL WHERE id = ?');
   const all = db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
   const page = db.prepare<Record<string, unknown>, KeyRow>(
@@ -50,12 +41,8 @@ export function createSqliteKeyStore(db: Db): KeyStore {
 
   const createOnce = db.transaction((options: KeyFields, request: CreationRequest): CreationOutcome => {
     const earlier = byRequest.get(request.key);
-    const since = new Date(Date.now() - creationRequestWindowMs).toISOString();
-    if (earlier && earlier.created_at > since) {
-      return earlier.creation_fingerprint === request.fingerprint
-        ? { replayed: toKey(earlier) }
-        : { reused: true };
-    }
+    const outcome = earlier && earlierCreation(earlier, request);
+    if (outcome) return outcome;
     if (earlier) forgetRequest.run(earlier.id); // remembered for 24 hours only
     const { id, token, values } = newKeyRow(options, request);
     insert.run(...values);
