@@ -20,8 +20,14 @@ const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) =>
 
 /** Commands that cannot run inside the test suite, and why. */
 const notRunHere: [RegExp, string][] = [
-  [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 start$/, 'starts the server and keeps running'],
-  [/pnpm@10 install --frozen-lockfile && npx -y pnpm@10 test$/, 'is the test command itself'],
+  [
+    /^npx -y -p node@24 -p pnpm@10 -c 'pnpm install --frozen-lockfile && pnpm start'$/,
+    'starts the server and keeps running',
+  ],
+  [
+    /^npx -y -p node@24 -p pnpm@10 -c 'pnpm install --frozen-lockfile && pnpm test'$/,
+    'is the test command itself',
+  ],
   [/^curl /, 'needs a running server and its printed key'],
   [/^export ADMIN_TOKEN=/, 'sets the admin token for the two commands after it, which need a server'],
   [
@@ -29,7 +35,7 @@ const notRunHere: [RegExp, string][] = [
     'starts the server with its admin API and keeps running: apps/server/test/billing.test.ts starts it so',
   ],
   [
-    /--filter @animal-store\/client build && \(cd packages\/client && npx -y pnpm@10 pack\)$/,
+    /--filter @animal-store\/client build && cd packages\/client && pnpm pack'$/,
     'packs the client: packages/contract-tests/test/consumer.test.ts does it, then installs the tarball',
   ],
   [

@@ -25,9 +25,10 @@ describe('.github/workflows', () => {
   });
 
   it("CI runs the README's test command on pull requests", () => {
-    const command = /```sh\n(npx -y pnpm@10 install --frozen-lockfile && npx -y pnpm@10 test)\n```/.exec(
-      readme,
-    )?.[1];
+    const command =
+      /```sh\n(npx -y -p node@24 -p pnpm@10 -c 'pnpm install --frozen-lockfile && pnpm test')\n```/.exec(
+        readme,
+      )?.[1];
     expect(command).toBeDefined();
     expect(read('ci.yml')).toContain(`run: ${command}`);
     expect(read('ci.yml')).toMatch(/on:\n\s+pull_request:/);

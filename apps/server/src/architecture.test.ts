@@ -17,6 +17,7 @@ export const layers: Record<string, number> = {
   version: 0,
   'env-file': 0,
   limits: 1,
+  runtime: 1,
   store: 2,
   ops: 3,
   usage: 3,

@@ -2,6 +2,7 @@
 // Every start-up failure is one line on stderr that names the variable and says what to do, and exit
 // status 1 (2 for configuration); never a stack trace. With WORKERS > 1 this process is the primary of a
 // cluster (see primary.ts) and each worker runs serve().
+import './runtime.js';
 import './env-file.js';
 import cluster from 'node:cluster';
 import { interfaceVersion } from '@animal-store/spec';

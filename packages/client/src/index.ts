@@ -1,5 +1,5 @@
 // @animal-store/client: a typed client for the Animal Store API over openapi-fetch and the types generated
-// from the contract. Works wherever `fetch` does (Node 20+, browsers).
+// from the contract. Works wherever `fetch` does (Node.js 22+, browsers).
 
 import createFetchClient from 'openapi-fetch';
 import { type CallOptions, call, fail } from './calls.js';

@@ -1,5 +1,6 @@
 // The operators' key command: create, list, update, revoke, rotate and unban API keys, and read their usage,
 // in the server's store (same DATABASE_URL, and REDIS_URL for bans, as the server). Arguments parsed by commander.
+import '../runtime.js';
 import '../env-file.js';
 import { existsSync } from 'node:fs';
 import type { KeyUsage } from '@animal-store/spec/admin';

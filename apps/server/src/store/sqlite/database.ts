@@ -2,6 +2,7 @@
 // append-only: each entry runs once, in order, inside a transaction, and PRAGMA user_version records how
 // many have run.
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { petStatuses } from '@animal-store/spec';
 import Database from 'better-sqlite3';
@@ -96,16 +97,42 @@ function explain(path: string, error: NodeJS.ErrnoException): string {
  * under /proc (it spins at full CPU); one level at a time fails at once with the reason.
  */
 function makeFolder(dir: string): void {
-  if (existsSync(dir)) return;
+  if (existsSync(dir)) {
+    if (statSync(dir).isDirectory()) return;
+    throw Object.assign(new Error(`${dir} is not a folder`), { code: 'ENOTDIR' });
+  }
   const parent = dirname(dir);
   if (parent !== dir) makeFolder(parent);
   mkdirSync(dir);
 }
 
+/**
+ * better-sqlite3 loads its native binary at the first `new Database()`. When that fails (a binary built for
+ * another Node.js, a platform without a prebuilt one, a missing file), the reason is the driver, not the
+ * database file: said in one line naming the module, its version and this Node.js.
+ */
+export function driverLoadFailure(error: unknown): StoreOpenError | undefined {
+  const e = error as NodeJS.ErrnoException;
+  const binary =
+    e?.code === 'ERR_DLOPEN_FAILED' || (e?.code === 'MODULE_NOT_FOUND' && /\.node\b/.test(e.message));
+  if (!binary) return undefined;
+  const { version } = createRequire(import.meta.url)('better-sqlite3/package.json') as { version: string };
+  const reason = e.message.split('\n')[0];
+  return new StoreOpenError(
+    `The SQLite driver better-sqlite3 ${version} cannot be loaded on Node.js ${process.version} (${process.platform}-${process.arch}): ${reason}. Reinstall the dependencies with this Node.js (pnpm install).`,
+  );
+}
+
 /** Opens (creating when missing) and migrates the database; throws StoreOpenError with an operator's message. */
 export function openDatabase(path: string, options: { integrityCheck?: boolean } = {}): Db {
   const fail = (reason: string) => new StoreOpenError(`DATABASE_URL: the SQLite database ${path} ${reason}.`);
-  if (path === ':memory:') return prepare(new Database(path), false);
+  if (path === ':memory:') {
+    try {
+      return prepare(new Database(path), false);
+    } catch (error) {
+      throw driverLoadFailure(error) ?? error;
+    }
+  }
   try {
     if (statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
       throw fail('is a directory; point DATABASE_URL at a file inside it, e.g. animal-store.db');
@@ -118,13 +145,31 @@ export function openDatabase(path: string, options: { integrityCheck?: boolean }
     return prepare(new Database(path, { timeout: 5000 }), options.integrityCheck ?? true);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
-    throw fail(explain(path, error as NodeJS.ErrnoException));
+    throw driverLoadFailure(error) ?? fail(explain(path, error as NodeJS.ErrnoException));
+  }
+}
+
+/**
+ * `PRAGMA journal_mode = WAL` on a new file answers SQLITE_BUSY at once, without SQLite's busy timeout,
+ * while another process is opening the same file (two workers, two instances starting together): tried
+ * again every 10 ms for up to the busy timeout.
+ */
+function useWriteAheadLog(db: Db): void {
+  const deadline = Date.now() + (db.pragma('busy_timeout', { simple: true }) as number);
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
   }
 }
 
 function prepare(db: Db, integrityCheck: boolean): Db {
   try {
-    db.pragma('journal_mode = WAL');
+    useWriteAheadLog(db);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     if (integrityCheck) {

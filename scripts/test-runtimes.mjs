@@ -1,0 +1,34 @@
+// `pnpm test:runtimes`: the suites that must hold on every supported Node.js line, run on each line other
+// than the one running this script (the README's test command runs everything on Node 24). The lines are
+// the client's engines range (packages/client/package.json), the one place they are listed; each comes from
+// the npm registry (`npx -p node@<major>`), and each gets one line naming it and its result.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const client = JSON.parse(readFileSync(new URL('../packages/client/package.json', import.meta.url), 'utf8'));
+const majors = [...client.engines.node.matchAll(/\^(\d+)\./g)].map((m) => m[1]);
+const current = process.versions.node.split('.')[0];
+const suites = [
+  ['the client', 'pnpm --filter @animal-store/client test'],
+  ['the contract tests', 'pnpm --filter @animal-store/contract-tests test'],
+  ['the server on SQLite', 'pnpm --filter @animal-store/server exec vitest run --project sqlite'],
+];
+
+const results = [];
+for (const major of majors.filter((m) => m !== current)) {
+  const script = ['node --version', ...suites.map(([, command]) => command)].join(' && ');
+  process.stdout.write(`\n=== Node ${major}: ${suites.map(([name]) => name).join(', ')} ===\n`);
+  const run = spawnSync('npx', ['-y', '-p', `node@${major}`, '-p', 'pnpm@10', '-c', script], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const version = spawnSync('npx', ['-y', '-p', `node@${major}`, '-c', 'node --version'], {
+    encoding: 'utf8',
+  });
+  results.push({ major, version: version.stdout.trim(), passed: run.status === 0 });
+}
+for (const { major, version, passed } of results) {
+  process.stdout.write(
+    `Node ${major} (${version}): ${passed ? 'passed' : 'FAILED'}: ${suites.map(([n]) => n).join(', ')}\n`,
+  );
+}
+process.exit(results.every((r) => r.passed) ? 0 : 1);
