@@ -36,6 +36,7 @@ const httpSuites = [
   'test/routing.test.ts',
   'test/scale-out.test.ts',
   'test/outage.test.ts',
+  'test/postgres-faults.test.ts',
   'test/reverse-proxy.test.ts',
 ];
 

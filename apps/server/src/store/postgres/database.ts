@@ -101,9 +101,13 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
     statement_timeout: options.statementTimeoutMs,
     connectionTimeoutMillis: 3_000,
   });
-  // An idle client whose server went away emits here; the pool replaces it. Without a listener the
-  // process would crash.
+  // A connection whose backend goes away (terminated, a restart) emits 'error' on its client. pg-pool
+  // listens only while the client is idle (then re-emits here) and removes its listener at checkout, so a
+  // client checked out for a transaction had none, and the event took the process down. Every client gets
+  // its own listener for its whole life, from the moment the pool makes it; the query in flight rejects
+  // with the same error (a 503), and the client is released with it, so the pool discards it.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   try {
     const client = await pool.connect();
     try {

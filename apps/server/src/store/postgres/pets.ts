@@ -31,12 +31,15 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
           ]);
         }
         await client.query('COMMIT');
+        client.release();
         return stored;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        const broken = await client.query('ROLLBACK').then(
+          () => false,
+          () => true,
+        );
+        client.release(broken); // a connection that cannot even roll back is discarded, not reused
         throw translate(error);
-      } finally {
-        client.release();
       }
     },
     async getMany(ids, status) {
