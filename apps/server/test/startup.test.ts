@@ -6,7 +6,9 @@ import { once } from 'node:events';
 import {
   chmodSync,
   closeSync,
+  copyFileSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readSync,
   statSync,
@@ -14,6 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createKey, enterprise, keysCommand, tempDatabase } from '@animal-store/test-support';
 import Database from 'better-sqlite3';
@@ -28,9 +31,26 @@ afterEach(async () => {
   }
 });
 
-/** Runs the built server to its exit: status and everything it printed. */
+/**
+ * The Node.js running these tests, where another user can run it: `npx -p node@24` keeps it under /root,
+ * which the user nobody cannot enter. Copied once into a folder anyone may read.
+ */
+let sharedNode: string | undefined;
+function nodeAnyoneCanRun(): string {
+  if (!sharedNode) {
+    const folder = mkdtempSync(join(tmpdir(), 'animal-store-node-'));
+    chmodSync(folder, 0o755);
+    sharedNode = join(folder, 'node');
+    copyFileSync(process.execPath, sharedNode);
+    chmodSync(sharedNode, 0o755);
+  }
+  return sharedNode;
+}
+
+/** Runs the built server to its exit (as another user with `as`): status and everything it printed. */
 async function runToExit(env: Record<string, string>, as: { uid?: number; gid?: number } = {}) {
-  const child = spawn(process.execPath, [join(serverDist, 'main.js')], {
+  const node = as.uid === undefined ? process.execPath : nodeAnyoneCanRun();
+  const child = spawn(node, [join(serverDist, 'main.js')], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
     ...as,
   });

@@ -196,7 +196,11 @@ export interface components {
             perMinute: number;
             perDay: number;
         };
-        /** @description A note for operators, e.g. who holds the key. */
+        /**
+         * @description A note for operators, e.g. who holds the key: 1 to 200 characters, no control characters (U+0000 to
+         *     U+001F, U+007F to U+009F; PostgreSQL cannot store U+0000 at all), so that every store engine keeps
+         *     exactly what was sent. A label with one is a `400` naming `body.label`.
+         */
         Label: string;
         /** @description An API key as the service keeps it, without its secret. */
         Key: {
@@ -518,7 +522,11 @@ export interface components {
     parameters: {
         /** @description The most keys to return. */
         Limit: number;
-        /** @description Where the page starts, as `nextCursor` of the previous page said (opaque). */
+        /**
+         * @description Where the page starts, as `nextCursor` of the previous page said (opaque, base64url). A cursor this
+         *     service did not make (another alphabet, a control character, a forged position) is a `400` naming
+         *     `query.cursor`, on every store engine.
+         */
         Cursor: string;
         /**
          * @description Makes a retried create safe: 1 to 255 printable ASCII characters, a new one per key to create (a
@@ -569,7 +577,11 @@ export interface operations {
             query?: {
                 /** @description The most keys to return. */
                 limit?: components["parameters"]["Limit"];
-                /** @description Where the page starts, as `nextCursor` of the previous page said (opaque). */
+                /**
+                 * @description Where the page starts, as `nextCursor` of the previous page said (opaque, base64url). A cursor this
+                 *     service did not make (another alphabet, a control character, a forged position) is a `400` naming
+                 *     `query.cursor`, on every store engine.
+                 */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description Only keys on this plan. */
                 plan?: components["schemas"]["Plan"];

@@ -61,7 +61,17 @@ const cursorOf = (k: ApiKey) => Buffer.from(JSON.stringify([k.createdAt, k.id]))
 function positionOf(cursor: string): { createdAt: string; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && typeof id === 'string') return { createdAt, id };
+    // Only a position this service could have written: a key id and the ISO instant it was created at.
+    // Anything else (a forged cursor holding U+0000, which PostgreSQL cannot even compare) is a 400.
+    if (
+      typeof createdAt === 'string' &&
+      typeof id === 'string' &&
+      /^[0-9a-f]{12}$/.test(id) &&
+      !Number.isNaN(Date.parse(createdAt)) &&
+      new Date(createdAt).toISOString() === createdAt
+    ) {
+      return { createdAt, id };
+    }
   } catch {
     // answered below
   }
