@@ -51,7 +51,17 @@ describe('admin tokens', () => {
     const { key } = await createKey({ plan: 'free' });
     const path = op.path.replace('{keyId}', key.id);
     const body = op.method === 'POST' || op.method === 'PATCH' ? JSON.stringify({ plan: 'pro' }) : undefined;
-    for (const bearer of [undefined, 'c'.repeat(40), `${token}x`]) {
+    // Near misses: a prefix (as short as one character), the right length but the last character wrong,
+    // a longer string, another case. Any of them accepted would let a caller guess the token piece by piece.
+    for (const bearer of [
+      undefined,
+      'c'.repeat(40),
+      `${token}x`,
+      token.slice(0, -1),
+      token.slice(0, 1),
+      `${token.slice(0, -1)}z`,
+      token.toUpperCase(),
+    ]) {
       const res = await as(bearer)(path, { method: op.method, ...(body && { body }) });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="animal-store-admin"/);

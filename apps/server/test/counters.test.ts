@@ -1,6 +1,7 @@
 // Each engine's counters (store/*/counters.ts) against the real engine of this project, and the lease
 // algorithm over them: partial grants at the limit, windows that end (short windows, real time), points
-// given back, marks (bans). The same five operations, the same answers, on SQLite, PostgreSQL and Redis.
+// given back, marks (bans), reads and sweeps. The same seven operations, the same answers, on SQLite,
+// PostgreSQL and Redis.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
@@ -20,6 +21,13 @@ afterAll(() => opened.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const window = 400; // ms: short windows, so that they really end during the test
+
+/** A running window as read: its points exactly; its end to the millisecond Redis rounds a TTL to. */
+async function expectRunning(key: string, used: number, resetAt: number) {
+  const seen = await counters.read(key);
+  expect(seen.used, key).toBe(used);
+  expect(Math.abs(seen.resetAt - resetAt), key).toBeLessThanOrEqual(2);
+}
 
 describe(`counters on ${engine}`, () => {
   it('grants what is asked while the window has it, then the rest, then nothing', async () => {
@@ -52,6 +60,56 @@ describe(`counters on ${engine}`, () => {
     await counters.mark('ban:e', 200);
     await sleep(300);
     expect(await counters.endsAt('ban:e')).toBe(0);
+  });
+
+  it('a second ban of a key whose first ban ended replaces it: it lasts its full length', async () => {
+    await counters.mark('ban:g', 200);
+    await sleep(300);
+    await counters.mark('ban:g', 60_000);
+    expect((await counters.endsAt('ban:g')) - Date.now()).toBeGreaterThan(59_000);
+    // and a ban over a live one, or over a window of the same name, is the new one
+    await counters.mark('ban:g', 120_000);
+    expect((await counters.endsAt('ban:g')) - Date.now()).toBeGreaterThan(119_000);
+    await counters.take('ban:h', 3, 10, 60_000);
+    await counters.mark('ban:h', 90_000);
+    expect((await counters.endsAt('ban:h')) - Date.now()).toBeGreaterThan(89_000);
+  });
+
+  it('points given back for a window that has ended never go to the next one', async () => {
+    const first = await counters.take('minute:i', 5, 10, window);
+    await sleep(window + 100);
+    const second = await counters.take('minute:i', 6, 10, 60_000);
+    expect(second).toMatchObject({ granted: 6, used: 6 });
+    expect(second.resetAt).toBeGreaterThan(first.resetAt);
+    await counters.giveBack('minute:i', 5, first.resetAt); // late: its window is gone
+    await expectRunning('minute:i', 6, second.resetAt);
+  });
+
+  it('read: the points taken from a running window and its end; nothing for an ended or unknown one', async () => {
+    const grant = await counters.take('minute:j', 4, 10, 60_000);
+    await expectRunning('minute:j', 4, grant.resetAt);
+    await counters.take('minute:k', 4, 10, 200);
+    await sleep(300);
+    expect(await counters.read('minute:k')).toEqual({ used: 0, resetAt: 0 });
+    expect(await counters.read('minute:never')).toEqual({ used: 0, resetAt: 0 });
+  });
+
+  it('sweep deletes what has ended and keeps every running window and mark, exactly', async () => {
+    const live = await counters.take('day:l', 7, 100, 60_000);
+    await counters.mark('ban:l', 60_000);
+    await counters.take('minute:m', 3, 100, 200);
+    await counters.mark('ban:m', 200);
+    await sleep(300);
+    const swept = await counters.sweep();
+    // SQL engines delete the two ended rows (and any other test's ended ones); Redis expires its own keys.
+    if (engine === 'postgres+redis') expect(swept).toBeGreaterThanOrEqual(0);
+    else expect(swept).toBeGreaterThanOrEqual(2);
+    await expectRunning('day:l', 7, live.resetAt);
+    expect((await counters.endsAt('ban:l')) - Date.now()).toBeGreaterThan(59_000);
+    expect(await counters.read('minute:m')).toEqual({ used: 0, resetAt: 0 });
+    expect(await counters.endsAt('ban:m')).toBe(0);
+    // the live window goes on counting from where it was
+    expect(await counters.take('day:l', 1, 100, 60_000)).toMatchObject({ granted: 1, used: 8 });
   });
 
   it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {

@@ -130,6 +130,29 @@ async function rawClients(url: string, count: number) {
   );
 }
 
+describe('SIGTERM with idle keep-alive connections (a proxy holds them between requests)', () => {
+  it('closes them at once and exits well within the grace period, not after the keep-alive timeout', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      KEEP_ALIVE_TIMEOUT_SECONDS: '60',
+      SHUTDOWN_GRACE_SECONDS: '30',
+    });
+    const idle = await rawClients(server.url, 8);
+    for (const c of idle) c.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const c of idle) expect(c.text).toMatch(/^HTTP\/1\.1 200 OK/); // answered, kept alive, now idle
+    const signalled = Date.now();
+    const code = await server.stop();
+    const took = Date.now() - signalled;
+    await Promise.all(idle.map((c) => c.closed));
+    expect(code).toBe(0);
+    // The accept window (500 ms) and the stop steps; the keep-alive timeout (60 s) and the grace (30 s) far off.
+    expect(took).toBeLessThan(3_000);
+    expect(idle.filter((c) => c.reset)).toEqual([]);
+  });
+});
+
 describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
   it('answers every request already sent, with Connection: close, and resets none', async () => {
     const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });

@@ -83,6 +83,20 @@ describe('createRateLimiter', () => {
     expect(outcome(await limiter.consume(subject))).toBe('ok');
   });
 
+  it('confirms a ban of record before it takes a lease: a banned key uses no quota of any window', async () => {
+    // Another process banned the key (the ban of record in the shared store); this one never saw it.
+    await memory.mark('ban:banned-elsewhere', 900_000);
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 10, seconds: 900 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('banned-elsewhere', 100, 1000);
+    for (let i = 0; i < 5; i++) expect(outcome(await limiter.consume(subject))).toBe('temporarily_banned');
+    expect(await memory.read('minute:banned-elsewhere')).toEqual({ used: 0, resetAt: 0 });
+    expect(await memory.read('day:banned-elsewhere')).toEqual({ used: 0, resetAt: 0 });
+    await limiter.close();
+  });
+
   it('limits requests without a key per address, and never bans an address', async () => {
     const limiter = createRateLimiter(memory, { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 2 });
     const outcomes = [];
