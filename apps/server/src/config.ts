@@ -51,6 +51,7 @@ const schema = z.object({
   REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
   KEEP_ALIVE_TIMEOUT_SECONDS: integer(5, 1, 600),
   MAX_CONNECTIONS: integer(1_000, 1, 1_000_000),
+  MAX_CONNECTIONS_PER_ADDRESS: integer(100, 1, 1_000_000),
   MAX_PIPELINED_REQUESTS: integer(16, 1, 10_000),
   DATABASE_POOL_SIZE: integer(10, 1, 1_000),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(5_000, 1, 600_000),
@@ -132,6 +133,10 @@ export type ConnectionLimits = {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
+  /** Open connections from one peer address; a trusted proxy's (`trustProxy`) are bounded by maxConnections only. */
+  maxConnectionsPerAddress: number;
+  /** TRUST_PROXY: the peers that carry many clients' connections (proxies), exempt from the per-address cap. */
+  trustProxy: TrustProxy | undefined;
   maxPipelinedRequests: number;
 };
 
@@ -246,6 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       maxConnections: e.MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+      trustProxy: e.TRUST_PROXY,
       maxPipelinedRequests: e.MAX_PIPELINED_REQUESTS,
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_SECONDS * 1000,

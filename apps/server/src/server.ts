@@ -12,6 +12,7 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import proxyaddr from 'proxy-addr';
 import { type ConnectionLimits, loadConfig } from './config.js';
 import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
 import { HttpError } from './http/http-error.js';
@@ -78,6 +79,17 @@ type DrainableServer = Server & { [draining]?: true; [connections]?: Set<Counted
 const draining = Symbol('the server is shutting down');
 const connections = Symbol('open connections');
 
+/**
+ * Whether a peer is a trusted proxy (TRUST_PROXY), whose connections carry many clients: `true` or a hop
+ * count trusts every peer, a list trusts those addresses and subnets (proxy-addr, as Express reads it).
+ */
+function proxyTest(trust: ConnectionLimits['trustProxy']): (address: string) => boolean {
+  if (trust === undefined || trust === false) return () => false;
+  if (trust === true || typeof trust === 'number') return () => trust !== 0;
+  const trusted = proxyaddr.compile(trust);
+  return (address) => trusted(address, 0);
+}
+
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
   function handle(req: IncomingMessage, res: ServerResponse) {
     // A client that pipelines requests without reading the answers makes Node queue them all: past the
@@ -116,7 +128,23 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   );
   const open = new Set<CountedSocket>();
   server[connections] = open;
+  // One client address holds at most maxConnectionsPerAddress connections: past it, a new one is closed at
+  // once, so a client that opens connections by the thousand (and reopens each one closed) cannot hold
+  // every MAX_CONNECTIONS slot and lock everyone else out, health probes included.
+  const isProxy = proxyTest(limits.trustProxy);
+  const held = new Map<string, number>();
   server.on('connection', (socket: CountedSocket) => {
+    const address = socket.remoteAddress ?? '';
+    if (!isProxy(address)) {
+      const count = (held.get(address) ?? 0) + 1;
+      if (count > limits.maxConnectionsPerAddress) return void socket.destroy();
+      held.set(address, count);
+      socket.once('close', () => {
+        const left = (held.get(address) ?? 1) - 1;
+        if (left > 0) held.set(address, left);
+        else held.delete(address);
+      });
+    }
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.

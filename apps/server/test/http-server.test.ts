@@ -161,6 +161,57 @@ describe('connection limits', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 
+  it('one client reopening idle connections by the hundred cannot hold every slot: probes from elsewhere are answered', async () => {
+    const server = await serve({
+      connections: { maxConnections: 60, maxConnectionsPerAddress: 20, headersTimeoutMs: 500 },
+    });
+    const port = Number(new URL(server.url).port);
+    // The hostile client, from 127.0.0.2 (all of 127/8 is this machine): 300 idle connections, each one
+    // reopened as soon as the server closes it, for 3 s.
+    let attacking = true;
+    let opened = 0;
+    const hold = (): Promise<void> =>
+      new Promise((resolve) => {
+        const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+        opened++;
+        socket.on('error', () => {});
+        socket.once('close', () => resolve(attacking ? hold() : undefined));
+        sockets.push(socket);
+      });
+    const attack = Promise.all(Array.from({ length: 300 }, hold));
+    // A probe every 100 ms from 127.0.0.1, as a load balancer's health check would come.
+    const probes: number[] = [];
+    const until = Date.now() + 3_000;
+    while (Date.now() < until) {
+      const { text } = await rawRequest(
+        server.url,
+        `GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+        1_000,
+      );
+      probes.push(text.startsWith('HTTP/1.1 200 ') ? 200 : 0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    attacking = false;
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await attack;
+    expect(opened).toBeGreaterThan(300); // the client did reopen what was closed
+    expect(probes.length).toBeGreaterThan(10);
+    expect(probes.filter((status) => status !== 200)).toEqual([]);
+  });
+
+  it('a trusted proxy (TRUST_PROXY) is not capped per address: its connections carry many clients', async () => {
+    const server = await serve({
+      connections: { maxConnections: 50, maxConnectionsPerAddress: 3, trustProxy: ['loopback'] },
+    });
+    const port = Number(new URL(server.url).port);
+    for (let i = 0; i < 10; i++) {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await once(socket, 'connect');
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it('drops a connection that pipelines more than MAX_PIPELINED_REQUESTS without reading', async () => {
     const server = await serve({ connections: { maxPipelinedRequests: 4 } });
     const key = await server.key({ perMinute: 10_000, perDay: 100_000 });
