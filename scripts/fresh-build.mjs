@@ -33,9 +33,11 @@ export function isStale(root = repository) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && isStale()) {
+  // turbo from this repository's node_modules, not through npx: under `npx -p node@24 -p pnpm@10 -c '…'`
+  // (the README's form) a nested npx inherits that npx's own options and stops with a usage error.
   const turbo = spawnSync(
-    'npx',
-    ['turbo', 'run', 'build', '--filter=@animal-store/server...', '--output-logs=errors-only'],
+    join(repository, 'node_modules/.bin/turbo'),
+    ['run', 'build', '--filter=@animal-store/server...', '--output-logs=errors-only'],
     { cwd: repository, stdio: ['ignore', 2, 2] },
   );
   process.exit(turbo.status ?? 1);

@@ -14,15 +14,23 @@ const suites = [
   ['the server on SQLite', 'pnpm --filter @animal-store/server exec vitest run --project sqlite'],
 ];
 
+// This script runs under `npx -p node@24 -p pnpm@10 -c '…'` (.ci/run): that npx's own options reach it as
+// npm_config_call and npm_config_package, and a nested npx would read them and stop with a usage error.
+const env = { ...process.env };
+delete env.npm_config_call;
+delete env.npm_config_package;
+
 const results = [];
 for (const major of majors.filter((m) => m !== current)) {
   const script = ['node --version', ...suites.map(([, command]) => command)].join(' && ');
   process.stdout.write(`\n=== Node ${major}: ${suites.map(([name]) => name).join(', ')} ===\n`);
   const run = spawnSync('npx', ['-y', '-p', `node@${major}`, '-p', 'pnpm@10', '-c', script], {
     stdio: ['ignore', 'inherit', 'inherit'],
+    env,
   });
   const version = spawnSync('npx', ['-y', '-p', `node@${major}`, '-c', 'node --version'], {
     encoding: 'utf8',
+    env,
   });
   results.push({ major, version: version.stdout.trim(), passed: run.status === 0 });
 }

@@ -29,8 +29,13 @@ let token: string;
 let version: string;
 const started: ServerProcess[] = [];
 
+/**
+ * The environment of the commands below, without the options of an npx this test may run under (`npx -p
+ * node@24 -p pnpm@10 -c '…'`, .ci/run): a nested npx would read them and stop with a usage error.
+ */
+const { npm_config_call: _call, npm_config_package: _package, ...inherited } = process.env;
 const sh = (command: string, cwd: string, env: Record<string, string> = {}) =>
-  exec('sh', ['-c', command], { cwd, env: { ...process.env, CI: '', ...env }, maxBuffer: 1 << 26 });
+  exec('sh', ['-c', command], { cwd, env: { ...inherited, CI: '', ...env }, maxBuffer: 1 << 26 });
 
 /** The registry's record of a package (all versions), or undefined. */
 async function packument(name: string) {
