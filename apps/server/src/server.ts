@@ -38,6 +38,7 @@ const messages: Record<number, string> = {
   408: 'The request did not arrive in time.',
   431: `The request header section is too large (at most 16 KiB and ${maxHeaderLines} lines).`,
   501: 'This method is not implemented.',
+  503: 'The service is shutting down; send requests to another instance.',
 };
 
 const errorBody = (status: number) => JSON.stringify(new HttpError(status, messages[status] ?? '').body);
@@ -98,8 +99,20 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     clearTimeout(socket[silence]);
     socket[served] = (socket[served] ?? 0) + 1;
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
-    // While draining, every answer closes its connection after it (see drain).
-    if (server[draining]) res.setHeader('Connection', 'close');
+    // While draining, every answer closes its connection after it (see drain), and readiness fails
+    // from the signal on, so that a load balancer stops sending before the listener closes.
+    if (server[draining]) {
+      res.setHeader('Connection', 'close');
+      if (req.url === '/readyz' || req.url?.startsWith('/readyz?')) {
+        res.writeHead(503, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Retry-After': '5',
+          'X-Request-Id': randomUUID(),
+        });
+        res.end(errorBody(503));
+        return;
+      }
+    }
     res.once('close', () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
     });
@@ -198,6 +211,9 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   // Connections the kernel completed but Node has not accepted yet (its listen backlog) would be reset
   // by closing the port at once: accept for a moment more, answering them with Connection: close.
   await new Promise((r) => setTimeout(r, Math.min(acceptWindowMs, graceMs)));
+  // Closed from the check phase, right after a poll phase has accepted what the kernel holds: only a
+  // connection completed in the instant between that poll and the close is reset by the kernel.
+  await new Promise((r) => setImmediate(r));
   const closed = new Promise<void>((resolve) => {
     NetServer.prototype.close.call(server, () => resolve());
   });

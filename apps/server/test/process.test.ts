@@ -153,6 +153,68 @@ describe('SIGTERM with idle keep-alive connections (a proxy holds them between r
   });
 });
 
+describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s', (workers) => {
+  it('/readyz fails at once; every connection is answered or refused, and a reset never follows a read request', async () => {
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
+    const { hostname, port } = new URL(server.url);
+    type Outcome = 'answered' | 'refused' | 'reset' | 'readyz-503';
+    const outcomes: Outcome[] = [];
+    const resetsAfterAnswerStarted: string[] = [];
+    let running = true;
+    /** One client: a new connection per request, until the listener refuses it. */
+    const client = async (path: string) => {
+      while (running) {
+        const outcome = await new Promise<Outcome>((resolve) => {
+          const socket = connect(Number(port), hostname);
+          let text = '';
+          socket.on('data', (d) => {
+            text += d;
+          });
+          socket.once('connect', () =>
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+          );
+          socket.once('error', (error: NodeJS.ErrnoException) => {
+            if (text) resetsAfterAnswerStarted.push(text.slice(0, 40));
+            resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'reset');
+          });
+          socket.once('close', () => {
+            if (text.startsWith('HTTP/1.1 503') && path === '/readyz') resolve('readyz-503');
+            else resolve(text.startsWith('HTTP/1.1 200') ? 'answered' : 'reset');
+          });
+        });
+        outcomes.push(outcome);
+        if (outcome === 'refused') return;
+      }
+    };
+    const clients = Array.from({ length: 12 }, () => client('/healthz'));
+    await new Promise((r) => setTimeout(r, 300));
+    const exit = server.stop();
+    // Readiness fails first: a load balancer stops sending before the listener closes.
+    await new Promise((r) => setTimeout(r, 50));
+    const readiness = await fetch(`${server.url}/readyz`, { headers: { connection: 'close' } });
+    expect(readiness.status).toBe(503);
+    expect(await readiness.json()).toEqual({
+      code: 'service_unavailable',
+      message: expect.stringContaining('shutting down'),
+      status: 503,
+    });
+    await Promise.race([Promise.all(clients), new Promise((r) => setTimeout(r, 5_000))]);
+    running = false;
+    expect(await exit).toBe(0);
+    const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
+    process.stdout.write(
+      `SIGTERM WORKERS=${workers}: ${count('answered')} answered, ${count('refused')} refused, ${count('reset')} reset\n`,
+    );
+    expect(count('answered')).toBeGreaterThan(50);
+    expect(count('refused')).toBeGreaterThan(0); // the listener did close, and said so to new connections
+    expect(resetsAfterAnswerStarted).toEqual([]); // nothing half-answered
+    // The kernel resets a connection it completed in the instant the listener closes (after a poll phase
+    // accepted the rest): at most one here; 0 in 4 runs of 12 clients, 11 in 1 of 4 before the close moved
+    // to the check phase.
+    expect(count('reset')).toBeLessThanOrEqual(1);
+  });
+});
+
 describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
   it('answers every request already sent, with Connection: close, and resets none', async () => {
     const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
