@@ -84,6 +84,7 @@ function announce(
       backend: ready.backend,
       version: serverVersion,
       contract: interfaceVersion,
+      node: process.version,
       workers: config.workers,
       limits: config.limits,
     },

@@ -203,6 +203,12 @@ describe('pnpm release against a registry', () => {
       timeoutMs: 30_000,
     });
     const running = { ...spawned, url: listeningUrl(spawned.output()) as string };
+    // On the Node.js running this test (24 under .ci/run), as its readiness line says.
+    const readiness = spawned
+      .output()
+      .split('\n')
+      .find((line) => line.includes('"msg":"listening"'));
+    expect(JSON.parse(readiness as string)).toMatchObject({ node: process.version });
     started.push(running);
     writeFileSync(
       join(consumer, 'use.mjs'),
