@@ -56,12 +56,28 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
       'Redis unreachable: rate limits fall back to per-instance memory until it returns',
     );
   };
+  // A key without expiry that every instance sets: when Redis answers again without it, Redis lost its
+  // data (restarted without persistence, flushed, or evicted keys): every key's windows and bans started
+  // over, and operators are told so (docs/scaling-out.md, the Redis settings to run with).
+  const marker = `${keyPrefix}marker`;
+  const setMarker = () => redis.set(marker, '1').catch(() => {});
   const back = () => {
     if (!down) return;
     down = undefined;
     epoch++;
     logger.warn('Redis reachable again: rate limits are shared across instances again');
+    redis.exists(marker).then(
+      (kept) => {
+        if (kept) return;
+        logger.warn(
+          "Redis came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over",
+        );
+        return setMarker();
+      },
+      () => {},
+    );
   };
+  void setMarker();
   redis.on('close', () => lost('connection closed'));
   redis.on('error', (error: Error) => lost(error.message));
   redis.on('ready', back);
