@@ -21,7 +21,7 @@ describe('loadConfig', () => {
         requestTimeoutMs: 30_000,
         keepAliveTimeoutMs: 5_000,
         maxConnections: 1_000,
-        maxConnectionsPerAddress: 100,
+        maxConnectionsPerAddress: 256,
         trustProxy: undefined,
         maxPipelinedRequests: 16,
       },
