@@ -152,7 +152,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(jsonBody(requestBodyLimit));
   v1.use(contractValidator(contract, onViolation));
   v1.use(petRoutes(store.pets, cursors, schemaChecks(contract, onViolation), idempotency(store.idempotency)));
-  app.use(notFound);
+  app.use(notFound(basePath));
   app.use(errorHandler(logger, metrics.storeErrors, health));
   return app;
 }

@@ -145,8 +145,11 @@ describe('loadConfig', () => {
       perMinute: 5,
     });
     expect(() => loadConfig({ ADMIN_PORT: '3001' })).toThrow(/ADMIN_TOKENS: required when ADMIN_PORT is set/);
+    expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: `${token},short` })).toThrow(
+      'ADMIN_TOKENS (the second entry): each token must be at least 32 characters',
+    );
     expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: 'short' })).toThrow(
-      /ADMIN_TOKENS.*at least 32/,
+      /ADMIN_TOKENS \(the first entry\).*at least 32/,
     );
     expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: `${token} x` })).toThrow(/ADMIN_TOKENS/);
   });

@@ -216,10 +216,18 @@ function database(e: z.infer<typeof schema>): Database {
   return { engine: 'sqlite', path: resolve(url) };
 }
 
+const ordinals = ['first', 'second', 'third', 'fourth', 'fifth'];
+/** A variable, and for a comma list the entry in words: `ADMIN_TOKENS (the second entry)`, not `ADMIN_TOKENS.1`. */
+function where(path: PropertyKey[]): string {
+  const [name, index] = path;
+  if (typeof index !== 'number') return String(name);
+  return `${String(name)} (${ordinals[index] ? `the ${ordinals[index]} entry` : `entry ${index + 1}`})`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    const problems = parsed.error.issues.map((issue) => `${where(issue.path)}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;

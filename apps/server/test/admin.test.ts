@@ -417,3 +417,19 @@ describe('the admin listener', () => {
     expect(publicContract.info.title).toBe('Animal Store');
   });
 });
+
+describe('a base URL without /admin/v1', () => {
+  it('answers 404 saying where the admin API is, and what the request would have been there', async () => {
+    const res = await call(`${server.adminUrl}/keys`, token);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      code: 'not_found',
+      message: 'No route GET /keys. The API is under /admin/v1: GET /admin/v1/keys.',
+      status: 404,
+    });
+    // Under the base path, an unknown route is a plain 404, with no hint.
+    const inside = await adminCall('/nothing');
+    expect(inside.status).toBe(404);
+    expect(((await inside.json()) as { message: string }).message).not.toContain('The API is under');
+  });
+});

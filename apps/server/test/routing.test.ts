@@ -24,6 +24,14 @@ describe('routes outside the contract', () => {
     expect(await res.json()).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
   });
 
+  it('when a path misses the base path (/pets), then the 404 says where the API is', async () => {
+    const res = await call(`${server.url}/pets?limit=5`, key);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { message: string }).message).toBe(
+      'No route GET /pets. The API is under /v1: GET /v1/pets.',
+    );
+  });
+
   it.each([
     ['DELETE', '/v1/pets', 'POST, GET, HEAD'],
     ['PUT', '/v1/pets/1', 'GET, HEAD'],

@@ -81,7 +81,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     ),
   );
   api.use(adminRoutes({ ...deps, audit: auditLog(logger, deps.metrics) }));
-  app.use(notFound);
+  app.use(notFound(basePath));
   app.use(errorHandler(logger, deps.metrics.storeErrors));
   return app;
 }

@@ -30,8 +30,17 @@ export function storeUnavailable(failure: StoreUnavailableError): HttpError {
   );
 }
 
-export function notFound(req: Request, _res: Response, next: NextFunction) {
-  next(new HttpError(404, `No route ${req.method} ${req.baseUrl}${req.path}.`));
+/**
+ * The JSON 404. A path outside the API's base path (a base URL without `/v1` or `/admin/v1`, the usual
+ * slip) is told where the API is and what the request would have been there.
+ */
+export function notFound(basePath: string) {
+  return function answerNotFound(req: Request, _res: Response, next: NextFunction) {
+    const path = `${req.baseUrl}${req.path}`;
+    const outside = path !== basePath && !path.startsWith(`${basePath}/`);
+    const hint = outside ? ` The API is under ${basePath}: ${req.method} ${basePath}${path}.` : '';
+    next(new HttpError(404, `No route ${req.method} ${path}.${hint}`));
+  };
 }
 
 export function errorHandler(
