@@ -15,6 +15,15 @@ export const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** Where one test server keeps its data, as the environment a server process reads. */
 export type TestStore = { DATABASE_URL: string; REDIS_URL?: string; REDIS_KEY_PREFIX?: string };
 
+/**
+ * How the tests name their PostgreSQL databases and Redis key prefixes: TEST_STORE_PREFIX (lower-case
+ * letters, digits and underscores), so that several checkouts or CI jobs can share one server.
+ */
+export const storePrefix = process.env.TEST_STORE_PREFIX ?? 'animal_store_test';
+if (!/^[a-z_][a-z0-9_]{0,40}$/.test(storePrefix)) {
+  throw new Error(`TEST_STORE_PREFIX must be 1-41 lower-case letters, digits or underscores: ${storePrefix}`);
+}
+
 const created: { database?: string; prefix?: string }[] = [];
 
 const withPostgres = async <T>(run: (client: pg.Client) => Promise<T>): Promise<T> => {
@@ -30,14 +39,14 @@ const withPostgres = async <T>(run: (client: pg.Client) => Promise<T>): Promise<
 /** A new, empty store on this project's backend (for a process, or for startServer's `store`). */
 export async function freshStore(engine: BackendName = backend): Promise<TestStore> {
   if (engine === 'sqlite') return { DATABASE_URL: tempDatabase() };
-  const name = `animal_store_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = `${storePrefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
   await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
   const entry: (typeof created)[number] = { database: name };
   created.push(entry);
   if (engine === 'postgres') return { DATABASE_URL: url.toString() };
-  entry.prefix = `test:${name}:`;
+  entry.prefix = `${name}:`;
   return { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: entry.prefix };
 }
 

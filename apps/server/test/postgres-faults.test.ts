@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backend, freshStore, redisUrl, type TestStore } from './backends.js';
+import { backend, freshStore, redisUrl, storePrefix, type TestStore } from './backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from './harness.js';
 
 const start = processesStoppedAfterEach();
@@ -168,7 +168,11 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const store: TestStore =
       backend === 'postgres+redis'
-        ? { DATABASE_URL: url, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `test:restart:${process.pid}:${port}:` }
+        ? {
+            DATABASE_URL: url,
+            REDIS_URL: redisUrl,
+            REDIS_KEY_PREFIX: `${storePrefix}_restart_${process.pid}_${port}:`,
+          }
         : { DATABASE_URL: url };
     const { server, key } = await serverOn(store);
     const traffic = load(server, key);

@@ -1,6 +1,8 @@
 // Opens the SQLite database, refuses a damaged one, and brings its schema up to date. Migrations are
 // append-only: each entry runs once, in order, inside a transaction, and PRAGMA user_version records how
-// many have run.
+// many have run. Numbering: an entry's position (from 1) is its schema version, the same on both engines
+// (postgres/database.ts); its comment names the first release that ships it, or says "Unreleased (after
+// x.y.z)" until the release commit names it (docs/releasing.md).
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -49,9 +51,9 @@ const migrations: string[] = [
   `ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
    ALTER TABLE api_keys ADD COLUMN previous_secret_hash BLOB;
    ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
-  // 1.2.0: the limiter's leases (counters.ts) record what each take got.
+  // Unreleased (after 1.1.0): the limiter's leases (counters.ts) record what each take got.
   'ALTER TABLE rate_limits ADD COLUMN granted INTEGER NOT NULL DEFAULT 0;',
-  // 1.2.0: the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
+  // Unreleased (after 1.1.0): the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
   `ALTER TABLE api_keys ADD COLUMN customer_id TEXT;
    ALTER TABLE api_keys ADD COLUMN creation_request TEXT;
    ALTER TABLE api_keys ADD COLUMN creation_fingerprint TEXT;
