@@ -303,6 +303,30 @@ describe('updateKey, rotateKey, revokeKey, unbanKey', () => {
     }
   });
 
+  it('a new plan ends a ban earned under the old one: the upgraded key is admitted at once', async () => {
+    const { key, secret } = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+    const codes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await call(`${server.url}/v1/pets`, secret);
+      codes.push(res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code);
+    }
+    expect(codes).toEqual(['ok', 'rate_limited', 'temporarily_banned']);
+    const upgraded = await adminCall(`/keys/${key.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ plan: 'pro' }),
+    });
+    expect(upgraded.status).toBe(200);
+    expect((await call(`${server.url}/v1/pets`, secret)).status).toBe(200);
+    const usage = (await (await adminCall(`/keys/${key.id}/usage`)).json()) as { bannedUntil: string | null };
+    expect(usage.bannedUntil).toBeNull();
+    // A change of label only is not a change of terms: a ban stays.
+    const other = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+    for (let i = 0; i < 3; i++) await call(`${server.url}/v1/pets`, other.secret);
+    await adminCall(`/keys/${other.key.id}`, { method: 'PATCH', body: JSON.stringify({ label: 'renamed' }) });
+    const still = await call(`${server.url}/v1/pets`, other.secret);
+    expect(((await still.json()) as { code: string }).code).toBe('temporarily_banned');
+  });
+
   it('ends a ban: the key is admitted again', async () => {
     const { key, secret } = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
     const codes: string[] = [];

@@ -63,7 +63,11 @@ export interface paths {
          * @description Changes the key's plan, limits, label or customer; fields left out keep their value, `null` clears
          *     `label` or `customerId`. Moving to enterprise needs `limits`; moving to another plan takes its fixed
          *     limits (send no `limits`). In force on every instance within 5 seconds; the running minute and day
-         *     windows keep what the key has used, under the new limits. A revoked key cannot be changed (`404`).
+         *     windows keep what the key has used, under the new limits. A new plan or new limits end the key's
+         *     temporary ban at once (it was earned under the old terms), and while the new terms reach every
+         *     instance (5 seconds) no instance bans the key again: one still applying the old limits refuses past
+         *     them with `429` `rate_limited`, never a ban. A change of `label` or `customerId` alone leaves a ban as
+         *     it is. A revoked key cannot be changed (`404`).
          */
         patch: operations["updateKey"];
         trace?: never;

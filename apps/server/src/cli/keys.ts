@@ -9,7 +9,8 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
-import { keyAfter } from '../store/key-change.js';
+import { keyCacheMs } from '../store/key-cache.js';
+import { keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
@@ -161,7 +162,7 @@ program
 program
   .command('update')
   .description(
-    "change a key's plan, limits, label or customer: every running instance applies it within 5 seconds, and the running windows keep their counts",
+    "change a key's plan, limits, label or customer: every running instance applies it within 5 seconds, and the running windows keep their counts; a new plan or new limits end the key's ban, and no instance bans it again while they propagate",
   )
   .argument('<id>', 'the key id shown by `keys list`')
   .addOption(new Option('--plan <plan>', 'the new plan').choices(planNames))
@@ -198,6 +199,7 @@ program
           }),
         );
         if (!updated) return program.error(`error: no active key with id ${id}`);
+        if (termsDiffer(current, updated)) await store.limiter.termsChanged(id, keyCacheMs);
         if (options.json) return out(JSON.stringify(describe(updated)));
         out(
           `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within 5 seconds.`,

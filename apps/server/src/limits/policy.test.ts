@@ -97,6 +97,26 @@ describe('createRateLimiter', () => {
     await limiter.close();
   });
 
+  it('new terms end a ban, and no ban forms while they propagate (an instance may judge by the old ones)', async () => {
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 2, seconds: 900 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('new-terms', 1, 100);
+    const run = async (n: number) => {
+      const seen = [];
+      for (let i = 0; i < n; i++) seen.push(outcome(await limiter.consume(subject)));
+      return seen;
+    };
+    expect(await run(4)).toEqual(['ok', 'rate_limited', 'rate_limited', 'temporarily_banned']);
+    await limiter.termsChanged('new-terms', 5_000);
+    // Still refused past the limits this instance applies, but never banned within the 5 s.
+    expect(await run(6)).toEqual(Array(6).fill('rate_limited'));
+    vi.advanceTimersByTime(5_001);
+    expect(await run(3)).toEqual(['rate_limited', 'rate_limited', 'temporarily_banned']);
+    await limiter.close();
+  });
+
   it('limits requests without a key per address, and never bans an address', async () => {
     const limiter = createRateLimiter(memory, { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 2 });
     const outcomes = [];

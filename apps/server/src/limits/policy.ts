@@ -59,6 +59,12 @@ export interface RateLimiter {
   banRemaining(id: string): Promise<number>;
   /** Ends the key's ban and clears its record of violations. */
   unban(id: string): Promise<void>;
+  /**
+   * The key's plan or limits changed: its ban (earned under the old terms) ends, and for `graceMs` (the
+   * time every instance takes to see the new terms) no instance bans it again, since one still applying
+   * the old limits would judge it by them. It is still refused (429) past whatever limits an instance applies.
+   */
+  termsChanged(id: string, graceMs: number): Promise<void>;
   /** Gives this process's unused leases back to the store (a graceful stop) and stops its timer. */
   close(): Promise<void>;
 }
@@ -115,6 +121,7 @@ export function createRateLimiter(
     day: `day:${id}`,
     violations: `violations:${id}`,
     ban: `ban:${id}`,
+    newTerms: `new-terms:${id}`,
   });
 
   /** The ban of record, read from the store (remembered); while it cannot say, the bans already seen. */
@@ -147,6 +154,8 @@ export function createRateLimiter(
   /** Counts a 429 against the key; past the threshold within a minute, bans it. Returns the ban length. */
   async function violation(id: string): Promise<number> {
     const key = names(id);
+    // Not counted while the key's new terms reach every instance: this one may still apply the old limits.
+    if ((await store.endsAt(key.newTerms).catch(() => 0)) > 0) return 0;
     const counted = await store.take(key.violations, 1, options.ban.threshold, ms('minute'));
     if (counted.granted > 0) return 0;
     const banMs = options.ban.seconds * 1000;
@@ -193,6 +202,12 @@ export function createRateLimiter(
     return taken.admitted ? { allowed: true, windows: states } : refused(states);
   }
 
+  async function unban(id: string): Promise<void> {
+    banCache.forget(id);
+    await store.delete(names(id).ban);
+    await store.delete(names(id).violations);
+  }
+
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: confirmBan,
@@ -205,10 +220,10 @@ export function createRateLimiter(
       };
       return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
     },
-    async unban(id) {
-      banCache.forget(id);
-      await store.delete(names(id).ban);
-      await store.delete(names(id).violations);
+    unban,
+    async termsChanged(id, graceMs) {
+      await store.mark(names(id).newTerms, graceMs);
+      await unban(id);
     },
     async close() {
       clearInterval(sweeper);

@@ -27,3 +27,12 @@ export function keyAfter(current: ApiKey, change: KeyChange, names?: LimitNames)
     customerId: change.customerId === undefined ? current.customerId : change.customerId,
   };
 }
+
+/** Whether a key's terms (its plan or its limits) differ between two versions of it. */
+export function termsDiffer(before: KeyFields, after: KeyFields): boolean {
+  return (
+    before.plan !== after.plan ||
+    before.quota.perMinute !== after.quota.perMinute ||
+    before.quota.perDay !== after.quota.perDay
+  );
+}
