@@ -211,8 +211,9 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   // Connections the kernel completed but Node has not accepted yet (its listen backlog) would be reset
   // by closing the port at once: accept for a moment more, answering them with Connection: close.
   await new Promise((r) => setTimeout(r, Math.min(acceptWindowMs, graceMs)));
-  // Closed from the check phase, right after a poll phase has accepted what the kernel holds: only a
-  // connection completed in the instant between that poll and the close is reset by the kernel.
+  // Closed from the check phase, right after a poll phase has accepted what the kernel held. Connections
+  // the kernel completes after that poll and before the close are reset by it, unread (how many depends on
+  // the load: docs/operations.md, Shutdown).
   await new Promise((r) => setImmediate(r));
   const closed = new Promise<void>((resolve) => {
     NetServer.prototype.close.call(server, () => resolve());

@@ -208,10 +208,11 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
     expect(count('answered')).toBeGreaterThan(50);
     expect(count('refused')).toBeGreaterThan(0); // the listener did close, and said so to new connections
     expect(resetsAfterAnswerStarted).toEqual([]); // nothing half-answered
-    // The kernel resets a connection it completed in the instant the listener closes (after a poll phase
-    // accepted the rest): at most one here; 0 in 4 runs of 12 clients, 11 in 1 of 4 before the close moved
-    // to the check phase.
-    expect(count('reset')).toBeLessThanOrEqual(1);
+    // Every request the server read, it answered: none logged as left by its client unanswered.
+    expect(server.output()).not.toContain('"aborted":true');
+    // The kernel resets the connections it completed but the process had not accepted when the listener
+    // closed (docs/operations.md, Shutdown): counted, not bounded, as a loaded machine decides how many.
+    expect(count('reset')).toBeLessThan(count('answered'));
   });
 });
 

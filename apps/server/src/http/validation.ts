@@ -25,6 +25,7 @@ export function contractValidator(
       },
     },
     validateSecurity: false, // bearer keys are checked by our own middleware (see identify.ts)
+    fileUploader: false, // the contracts take no multipart bodies: no multer layer per request
     validateFormats: true,
     // ajv-formats' full mode: a date is a real day (2026-02-30 is refused, not read as 2 March) and a
     // date-time a real instant; the default fast mode checks only the shape.

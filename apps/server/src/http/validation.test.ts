@@ -1,0 +1,78 @@
+// Pins what patches/express-openapi-validator@5.6.2.patch and the validator's options fix: the route
+// matchers compiled once, no promise hop per middleware once the contract is loaded, and only the layers
+// this service uses (no multipart, no security layer). Driven over real HTTP on the bundled contract.
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadContract } from '../contract.js';
+import { contractValidator } from './validation.js';
+
+// path-to-regexp as express-openapi-validator resolves it: its exports are read at each call, so a count
+// wrapped around them sees every compilation.
+const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
+const pathToRegexpModule = fromValidator('path-to-regexp') as {
+  pathToRegexp: (...args: unknown[]) => unknown;
+};
+const original = pathToRegexpModule.pathToRegexp;
+let compiled = 0;
+pathToRegexpModule.pathToRegexp = (...args: unknown[]) => {
+  compiled++;
+  return original(...args);
+};
+
+const contract = loadContract();
+const layers = contractValidator(contract, () => {});
+/** Whether a microtask ran between the layer before the validator and the handler after it. */
+const hops: boolean[] = [];
+let url = '';
+const server = (() => {
+  const app = express();
+  app.use((req, _res, next) => {
+    const state = { hopped: false };
+    (req as unknown as { state: typeof state }).state = state;
+    queueMicrotask(() => {
+      state.hopped = true;
+    });
+    next();
+  });
+  app.use(layers);
+  app.get('/v1/pets', (req, res) => {
+    hops.push((req as unknown as { state: { hopped: boolean } }).state.hopped);
+    res.json([]);
+  });
+  return app.listen(0, '127.0.0.1');
+})();
+beforeAll(async () => {
+  if (!server.listening) await once(server, 'listening');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => {
+  pathToRegexpModule.pathToRegexp = original;
+  server.close();
+});
+
+describe('express-openapi-validator as this service drives it', () => {
+  it('installs only the layers it uses: path parameters, metadata, requests, responses', () => {
+    expect(layers.map((layer) => layer.name)).toEqual([
+      'pathParamsMiddleware',
+      'metadataMiddleware',
+      'requestMiddleware',
+      'responseMiddleware',
+    ]);
+  });
+
+  it('compiles each route matcher once, not per request', async () => {
+    for (let i = 0; i < 30; i++) expect((await fetch(`${url}/v1/pets?limit=5`)).status).toBe(200);
+    const routes = Object.keys(contract.paths ?? {}).length;
+    expect(compiled).toBeGreaterThan(0);
+    expect(compiled).toBeLessThanOrEqual(routes);
+  });
+
+  it('once the contract is loaded, a request passes the validator without waiting for a microtask', async () => {
+    hops.length = 0;
+    for (let i = 0; i < 5; i++) await fetch(`${url}/v1/pets`);
+    expect(hops).toEqual([false, false, false, false, false]);
+  });
+});
