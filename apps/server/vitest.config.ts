@@ -33,6 +33,7 @@ const httpSuites = [
   'test/id-filter-and-idempotency.test.ts',
   'test/pagination.test.ts',
   'test/pets.test.ts',
+  'test/pet-fields.test.ts',
   'test/rate-limit.test.ts',
   'test/routing.test.ts',
   'test/scale-out.test.ts',

@@ -12,14 +12,41 @@ import {
 
 type Integer = number | string;
 
-export type PetRow = { id: Integer; name: string; category_id: Integer; status: Pet['status'] };
+/**
+ * Every property of the contract's Pet and the column that stores it, the one place they are paired:
+ * `satisfies` makes a property the contract adds to Pet a type error here until it has a column (and a
+ * migration on each engine: sqlite/database.ts, postgres/database.ts). Every statement that reads or
+ * writes pets is built from it (petSelect, newPetColumns), so nothing else spells the columns out.
+ * `integer` marks the columns PostgreSQL returns as strings (BIGINT).
+ */
+export const petColumns = {
+  id: { column: 'id', integer: true },
+  name: { column: 'name', integer: false },
+  categoryId: { column: 'category_id', integer: true },
+  status: { column: 'status', integer: false },
+} as const satisfies Record<keyof Pet, { column: string; integer: boolean }>;
 
-export const toPet = (row: PetRow): Pet => ({
-  id: Number(row.id),
-  name: row.name,
-  categoryId: Number(row.category_id),
-  status: row.status,
-});
+type PetColumn = (typeof petColumns)[keyof typeof petColumns]['column'];
+export type PetRow = Record<PetColumn, string | number>;
+
+const petFields = Object.entries(petColumns) as [keyof Pet, { column: PetColumn; integer: boolean }][];
+/** The pet columns for a SELECT list, optionally of a table alias (`p.id, p.name, ...`). */
+export const petSelect = (alias?: string): string =>
+  petFields.map(([, { column }]) => (alias ? `${alias}.${column}` : column)).join(', ');
+/** The properties of a new pet (all but the id) and their columns, in one order, for an INSERT. */
+export const newPetColumns = petFields.filter(([property]) => property !== 'id');
+/** The values of a new pet in newPetColumns' order. */
+export const newPetValues = (pet: Omit<Pet, 'id'>): unknown[] =>
+  newPetColumns.map(([property]) => pet[property as keyof Omit<Pet, 'id'>]);
+
+export const toPet = (row: PetRow): Pet => {
+  const pet: Record<string, unknown> = {};
+  for (const [property, { column, integer }] of petFields) {
+    const value = row[column];
+    if (value !== null && value !== undefined) pet[property] = integer ? Number(value) : value;
+  }
+  return pet as Pet;
+};
 
 /** An api_keys row (the secret hashes are checked by key-tokens.ts, never mapped out). */
 export type KeyRow = {

@@ -1,5 +1,5 @@
 // Idempotency keys on PostgreSQL: one statement decides each claim.
-import { type PetRow, toPet } from '../rows.js';
+import { type PetRow, petSelect, toPet } from '../rows.js';
 import type { IdempotencyStore } from '../store.js';
 import type { Pg } from './database.js';
 
@@ -18,7 +18,7 @@ export function createPostgresIdempotencyStore({ query }: Pg): IdempotencyStore 
       );
       if (claimed.length === 1) return undefined;
       const [row] = await query<PetRow & { fingerprint: string; pet_id: string | null }>(
-        `SELECT k.fingerprint, k.pet_id, p.id, p.name, p.category_id, p.status
+        `SELECT k.fingerprint, k.pet_id, ${petSelect('p')}
            FROM idempotency_keys k LEFT JOIN pets p ON p.id = k.pet_id
           WHERE k.api_key_id = $1 AND k.key = $2`,
         [scope.apiKeyId, scope.key],

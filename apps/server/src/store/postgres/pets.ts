@@ -1,10 +1,12 @@
 // Pets on PostgreSQL. No HTTP here.
 import type pg from 'pg';
-import { type PetRow, toPet } from '../rows.js';
+import { newPetColumns, newPetValues, type PetRow, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
 import { type Pg, translate } from './database.js';
 
-const columns = 'id, name, category_id, status';
+const columns = petSelect();
+const insert = `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
+  VALUES (${newPetColumns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING ${columns}`;
 
 export function createPostgresPetStore({ pool, query }: Pg): PetStore {
   return {
@@ -17,10 +19,7 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
       }
       try {
         await client.query('BEGIN');
-        const { rows } = await client.query<PetRow>(
-          `INSERT INTO pets (name, category_id, status) VALUES ($1, $2, $3) RETURNING ${columns}`,
-          [pet.name, pet.categoryId, pet.status],
-        );
+        const { rows } = await client.query<PetRow>(insert, newPetValues(pet));
         const stored = toPet(rows[0] as PetRow);
         accept(stored);
         if (scope) {

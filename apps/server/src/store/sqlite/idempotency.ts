@@ -1,21 +1,14 @@
 // Idempotency keys on SQLite: a claim is one immediate transaction, so concurrent requests with one key
 // (from any process on the file) see exactly one winner.
-import type { Pet } from '@animal-store/spec';
+import { type PetRow, petSelect, toPet } from '../rows.js';
 import type { IdempotencyStore } from '../store.js';
 import type { Db } from './database.js';
 
-type Row = {
-  fingerprint: string;
-  created_at: number;
-  pet_id: number | null;
-  name: string;
-  category_id: number;
-  status: Pet['status'];
-};
+type Row = PetRow & { fingerprint: string; created_at: number; pet_id: number | null };
 
 export function createSqliteIdempotencyStore(db: Db): IdempotencyStore {
   const find = db.prepare<[string, string], Row>(
-    `SELECT k.fingerprint, k.created_at, k.pet_id, p.name, p.category_id, p.status
+    `SELECT k.fingerprint, k.created_at, k.pet_id, ${petSelect('p')}
        FROM idempotency_keys k LEFT JOIN pets p ON p.id = k.pet_id
       WHERE k.api_key_id = ? AND k.key = ?`,
   );
@@ -42,9 +35,7 @@ export function createSqliteIdempotencyStore(db: Db): IdempotencyStore {
       if (row && !stale) {
         return {
           fingerprint: row.fingerprint,
-          ...(row.pet_id !== null && {
-            pet: { id: row.pet_id, name: row.name, categoryId: row.category_id, status: row.status },
-          }),
+          ...(row.pet_id !== null && { pet: toPet(row) }),
         };
       }
       if (row) remove.run(apiKeyId, key);

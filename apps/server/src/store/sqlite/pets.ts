@@ -1,20 +1,23 @@
 // Pets on SQLite: prepared statements over the pets table. No HTTP here.
 import type { Pet, PetStatus } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
-import { type PetRow, toPet } from '../rows.js';
+import { newPetColumns, newPetValues, type PetRow, petSelect, toPet } from '../rows.js';
 import type { IdempotencyScope, PetStore } from '../store.js';
 import type { Db } from './database.js';
 
+const columns = petSelect();
+
 export function createSqlitePetStore(db: Db): PetStore {
-  const insert = db.prepare<[string, number, PetStatus], PetRow>(
-    'INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id, name, category_id, status',
+  const insert = db.prepare<unknown[], PetRow>(
+    `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
+     VALUES (${newPetColumns.map(() => '?').join(', ')}) RETURNING ${columns}`,
   );
-  const byId = db.prepare<[bigint], PetRow>('SELECT id, name, category_id, status FROM pets WHERE id = ?');
+  const byId = db.prepare<[bigint], PetRow>(`SELECT ${columns} FROM pets WHERE id = ?`);
   const after = db.prepare<[number, number], PetRow>(
-    'SELECT id, name, category_id, status FROM pets WHERE id > ? ORDER BY id LIMIT ?',
+    `SELECT ${columns} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
   );
   const afterWithStatus = db.prepare<[PetStatus, number, number], PetRow>(
-    'SELECT id, name, category_id, status FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?',
+    `SELECT ${columns} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
   );
   const complete = db.prepare<[number, string, string]>(
     'UPDATE idempotency_keys SET pet_id = ? WHERE api_key_id = ? AND key = ?',
@@ -22,7 +25,7 @@ export function createSqlitePetStore(db: Db): PetStore {
   // The row as SQLite returns it (RETURNING reads the stored value back), judged before the commit.
   const create = db.transaction(
     (pet: Parameters<PetStore['create']>[0], accept: (stored: Pet) => void, scope?: IdempotencyScope) => {
-      const stored = toPet(insert.get(pet.name, pet.categoryId, pet.status) as PetRow);
+      const stored = toPet(insert.get(...newPetValues(pet)) as PetRow);
       accept(stored);
       if (scope) complete.run(stored.id, scope.apiKeyId, scope.key);
       return stored;
@@ -35,7 +38,7 @@ export function createSqlitePetStore(db: Db): PetStore {
     if (!statement) {
       const list = Array.from({ length: count }, () => '?').join(', ');
       statement = db.prepare<unknown[], PetRow>(
-        `SELECT id, name, category_id, status FROM pets WHERE id IN (${list})${withStatus ? ' AND status = ?' : ''} ORDER BY id`,
+        `SELECT ${columns} FROM pets WHERE id IN (${list})${withStatus ? ' AND status = ?' : ''} ORDER BY id`,
       );
       byIds.set(id, statement);
     }
