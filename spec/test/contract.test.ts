@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { bundledSpecPath } from '../src/files.js';
+import { bundledAdminSpecPath, bundledSpecPath } from '../src/files.js';
 import { deprecatedOperations, servers } from '../src/index.js';
 
 type Schema = {
@@ -104,5 +104,49 @@ describe('pnpm lint', () => {
     } finally {
       rmSync(copy, { recursive: true });
     }
+  });
+});
+
+describe('the admin contract', () => {
+  type ErrorSchema = {
+    properties: { code: { enum: string[]; 'x-status-of-code'?: Record<string, number> } };
+    examples: unknown[];
+  };
+  type Response = {
+    content?: {
+      'application/json'?: { schema?: { $ref?: string }; example?: { code: string; status: number } };
+    };
+  };
+  const admin = JSON.parse(readFileSync(bundledAdminSpecPath, 'utf8')) as {
+    components: { schemas: Record<string, ErrorSchema>; responses: Record<string, Response> };
+  };
+  const publicError = (api as unknown as { components: { schemas: { Error: ErrorSchema } } }).components
+    .schemas.Error;
+  const adminError = admin.components.schemas.Error as ErrorSchema;
+
+  it('has an Error of its own: its codes, each answered with the status the public table gives it', () => {
+    const statusOf = publicError.properties.code['x-status-of-code'] ?? {};
+    expect(adminError.properties.code.enum.length).toBeGreaterThan(5);
+    for (const code of adminError.properties.code.enum) expect(statusOf[code], code).toBeDefined();
+    // codes no admin operation answers stay out of it
+    for (const code of ['gone', 'temporarily_banned', 'idempotency_in_progress']) {
+      expect(adminError.properties.code.enum).not.toContain(code);
+    }
+  });
+
+  it("every failure response uses it, with an example in the admin API's own words", () => {
+    const statusOf = publicError.properties.code['x-status-of-code'] ?? {};
+    const failures = Object.entries(admin.components.responses).filter(
+      ([, r]) => r.content?.['application/json']?.schema?.$ref === '#/components/schemas/Error',
+    );
+    expect(failures.length).toBeGreaterThanOrEqual(8);
+    for (const [name, response] of failures) {
+      const example = response.content?.['application/json']?.example;
+      expect(example, name).toBeDefined();
+      expect(adminError.properties.code.enum, name).toContain(example?.code);
+      expect(statusOf[example?.code as string], name).toBe(example?.status);
+      expect(JSON.stringify(example), name).not.toMatch(/API key|animal|pet\b/i);
+    }
+    expect(JSON.stringify(adminError)).not.toMatch(/API key missing|no animal/);
   });
 });

@@ -229,44 +229,40 @@ export interface components {
             nextCursor: string | null;
         };
         /**
-         * @description The body of every failure. `code` is one of a fixed set, each tied to one HTTP status:
+         * @description The body of every failure of the admin API (the same shape as the public API's, its own codes). `code`
+         *     is one of these, each tied to one HTTP status:
          *
          *     | code | status | meaning |
          *     |---|---|---|
-         *     | `invalid_request` | 400 | malformed JSON, or a body, query or path value that breaks the contract (the message names the field and why), or an invalid cursor |
-         *     | `unauthorized` | 401 | API key missing, malformed, unknown or revoked |
-         *     | `not_found` | 404 | no animal with that id, or no such route |
+         *     | `invalid_request` | 400 | malformed JSON, or a body, query or path value that breaks this contract (the message names the field and the rule), or limits that do not fit the plan |
+         *     | `unauthorized` | 401 | the admin token is missing or not one of `ADMIN_TOKENS` |
+         *     | `not_found` | 404 | no key with that id (or, for a change, a revoked one), or no such route (a path outside `/admin/v1` is told where the API is) |
          *     | `method_not_allowed` | 405 | the path exists but not with this method (see `Allow`) |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
-         *     | `idempotency_in_progress` | 409 | a request with the same `Idempotency-Key` is still being processed |
-         *     | `gone` | 410 | the operation has been removed (its sunset has passed) |
-         *     | `payload_too_large` | 413 | request body over 16 KiB (answered from `Content-Length` alone, before the body is read) |
+         *     | `payload_too_large` | 413 | request body over 16 KiB |
          *     | `unsupported_media_type` | 415 | request body that is not `application/json` in UTF-8 |
-         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with a different body within 24 hours |
-         *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
-         *     | `rate_limited` | 429 | a rate-limit window is exhausted (see `Retry-After`) |
-         *     | `temporarily_banned` | 429 | the key kept sending while limited and is banned for a while (see `Retry-After`) |
+         *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` of a create was used with a different body within 24 hours |
+         *     | `rate_limited` | 429 | the admin token's requests a minute are used up (see `Retry-After`) |
          *     | `header_fields_too_large` | 431 | the request's header section is over 16 KiB |
          *     | `internal_error` | 500 | an unexpected failure; the message is generic, the request id identifies it in the logs |
-         *     | `not_implemented` | 501 | a method the service does not know at all (not one of HTTP's registered methods) |
+         *     | `not_implemented` | 501 | a method the service does not know at all |
          *     | `service_unavailable` | 503 | the store is unreachable or busy for now (see `Retry-After`); nothing was changed |
          *
-         *     New codes may be added in a minor version of the interface; clients should treat an unknown code by
-         *     its `status`.
+         *     New codes may be added in a minor version of this contract; clients should treat an unknown code by its
+         *     `status`.
          * @example {
          *       "code": "not_found",
-         *       "message": "Pet 42 was not found.",
+         *       "message": "Key 3f2a9c0b1d4e was not found.",
          *       "status": 404
          *     }
          */
         Error: {
             /**
-             * @description Machine-readable error code (see the table above). An open set: a minor version may add codes, and
-             *     clients treat a code they do not know by its `status`.
+             * @description Machine-readable error code (see the table above). An open set, as the description says.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
-            /** @description Human-readable description. Never contains secrets or internal details. */
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            /** @description Human-readable description. Never contains secrets, tokens or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */
             status: number;
