@@ -30,7 +30,7 @@ import { idempotency } from './http/idempotency.js';
 import { identify, requireKey } from './http/identify.js';
 import { jsonBody } from './http/json-body.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
-import { plainQueryNames } from './http/plain-query-names.js';
+import { parseQueryOnce, plainQueryNames } from './http/plain-query-names.js';
 import { rateLimit, type UsageRecorder } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
@@ -132,6 +132,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
 
   const v1 = Router();
   app.use(basePath, v1);
+  v1.use(parseQueryOnce);
   v1.use(metrics.observe);
   v1.use(function noteWrites(req, res, next) {
     // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).

@@ -14,6 +14,7 @@ import { docsPage } from '../http/docs-page.js';
 import { errorHandler, notFound } from '../http/errors.js';
 import { HttpError } from '../http/http-error.js';
 import { jsonBody } from '../http/json-body.js';
+import { parseQueryOnce } from '../http/plain-query-names.js';
 import { seconds } from '../http/rate-limit.js';
 import { requestLog } from '../http/request-log.js';
 import { type ContractViolation, contractValidator } from '../http/validation.js';
@@ -59,6 +60,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
 
   const api = Router();
   app.use(basePath, api);
+  api.use(parseQueryOnce);
   api.use(requireAdminToken(deps.tokens));
   api.use(async function limitAdminToken(_req, res, next) {
     const decision = await limiter.consume({ kind: 'address', address: res.locals.adminToken as string });

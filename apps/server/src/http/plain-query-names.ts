@@ -1,6 +1,21 @@
-// Query parameter names with brackets are refused, never silently read one way or another.
+// The query, parsed once; parameter names with brackets refused, never silently read one way or another.
 import type { NextFunction, Request, Response } from 'express';
 import { HttpError } from './http-error.js';
+
+/**
+ * Express 5's `req.query` is a getter that parses the query string again on every read, and the layers
+ * after this one read it a dozen times per request (our checks, the validator, the routes): it becomes
+ * a plain property holding the first parse, which the validator may still replace.
+ */
+export function parseQueryOnce(req: Request, _res: Response, next: NextFunction) {
+  Object.defineProperty(req, 'query', {
+    value: req.query,
+    writable: true,
+    configurable: true,
+    enumerable: true,
+  });
+  next();
+}
 
 /**
  * `?id[]=3` or `?status[x]=sold` would be read by some stacks as the parameter `id` and ignored by others:
