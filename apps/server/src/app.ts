@@ -68,6 +68,9 @@ export type AppDeps = {
   usage?: UsageRecorder;
   /** The metrics /metrics serves (shared with the admin listener); made here when absent. */
   metrics?: Metrics;
+  /** Whether the store takes writes, as every listener's requests found it (shared with the admin app, so
+   * that an admin write that finds the disk full is seen by /readyz); made here when absent. */
+  health?: StoreHealth;
 };
 
 /** The service's metrics, labelled with what runs. */
@@ -99,7 +102,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
     res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
   });
   app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken));
-  const health = new StoreHealth(logger);
+  const health = deps.health ?? new StoreHealth(logger);
   app.get('/readyz', async (_req, res) => {
     if (health.unwritable) {
       // Requests found the store unable to write: ready again only when a write of our own succeeds.

@@ -29,7 +29,8 @@ export const layers: Record<string, number> = {
   lifecycle: 5,
   app: 6,
   primary: 6,
-  main: 7,
+  compose: 7,
+  main: 8,
   index: 7,
 };
 

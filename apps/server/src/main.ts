@@ -8,18 +8,14 @@ import cluster from 'node:cluster';
 import { interfaceVersion } from '@animal-store/spec';
 import { Command } from 'commander';
 import { type Logger, pino } from 'pino';
-import { createAdminApp } from './admin/app.js';
-import { createApp, serviceMetrics } from './app.js';
+import { composeService } from './compose.js';
 import { type Config, loadConfig } from './config.js';
-import { loadContract } from './contract.js';
 import { listen, StartError, startFailed, stopOnSignals } from './lifecycle.js';
-import { createRateLimiter } from './limits/policy.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
 import { createServer, drain } from './server.js';
 import { type Backend, backendName, openBackend } from './store/open.js';
 import { StoreOpenError } from './store/open-error.js';
 import type { Store } from './store/store.js';
-import { UsageMeter } from './usage/meter.js';
 import { serverVersion } from './version.js';
 
 /** Runs the service: configuration → store → apps → listeners, or the cluster's primary; no module state. */
@@ -124,50 +120,18 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     if (error instanceof StoreOpenError) throw error;
     throw new StartError('DATABASE_URL', (error as Error).message);
   }
-  const { store } = backend;
-  const limiter = createRateLimiter(backend.counters, config.limits);
-  const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
-  const contract = loadContract(); // read once: the app enforces it, the metrics name its operations
-  const metrics = serviceMetrics(contract, backend.name);
-
-  const app = await createApp({
-    contract,
-    store,
-    limiter,
-    logger,
-    usage: meter,
-    metrics,
-    trustProxy: config.trustProxy,
-    corsOrigins: config.corsOrigins,
-    backend: backend.name,
-    metricsToken: config.metricsToken,
-    degraded: backend.degraded,
-  });
-  const server = createServer(app, config.connections, logger);
+  const service = await composeService(config, backend, logger);
+  const server = createServer(service.app, config.connections, logger);
   const url = await listen(server, config, { port: 'PORT', host: 'HOST' });
   const admin = config.admin;
-  const adminServer =
-    admin &&
-    createServer(
-      createAdminApp({
-        store,
-        limiter,
-        meter,
-        logger,
-        tokens: admin.tokens,
-        perMinute: admin.perMinute,
-        metrics,
-      }),
-      config.connections,
-      logger,
-    );
+  const adminServer = service.adminApp && createServer(service.adminApp, config.connections, logger);
   const adminUrl =
-    adminServer && (await listen(adminServer, admin, { port: 'ADMIN_PORT', host: 'ADMIN_HOST' }));
+    admin && adminServer && (await listen(adminServer, admin, { port: 'ADMIN_PORT', host: 'ADMIN_HOST' }));
   if (cluster.isWorker) {
     process.send?.({ listening: url, adminUrl } satisfies WorkerMessage); // the primary announces the cluster
   } else {
     // After listening, so that a start that fails never prints a key it then abandons.
-    await developmentKey(config, store);
+    await developmentKey(config, backend.store);
     announce(config, logger, { url, adminUrl, backend: backend.name });
   }
 
@@ -177,9 +141,7 @@ async function serve(config: Config, logger: Logger): Promise<void> {
       drain(server, config.shutdownGraceMs),
       adminServer && drain(adminServer, config.shutdownGraceMs),
     ]);
-    await meter.close(); // the usage counted since the last write
-    await limiter.close(); // unused leases go back to the shared store for the other instances
-    await backend.close();
+    await service.stop(); // the usage counted, the unused leases back, then the engines
   });
 }
 

@@ -81,4 +81,48 @@ describe.runIf(backend === 'sqlite' && canMount())('a full disk under SQLite', (
     expect(server.logs.join('')).toContain('the store takes writes again');
     server.expectNoContractViolations();
   });
+
+  it('an admin write that finds the disk full is seen by /readyz on the public port (one record of it)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir]);
+    cleanups.push(() => execFileSync('umount', ['-l', dir]));
+    const token = 'f'.repeat(40);
+    const server: TestServer = await startServer({
+      store: { DATABASE_URL: join(dir, 'store.db') },
+      adminTokens: [token],
+      adminPerMinute: 100_000,
+    });
+    cleanups.push(() => server.close().catch(() => {}));
+    const createKey = () =>
+      call(`${server.adminUrl}/admin/v1/keys`, token, {
+        method: 'POST',
+        body: JSON.stringify({ plan: 'free', label: 'x'.repeat(200) }),
+      });
+    expect((await createKey()).status).toBe(201);
+    const filler = join(dir, 'filler');
+    const chunk = Buffer.alloc(64 * 1024);
+    const parts: Buffer[] = [];
+    try {
+      for (let i = 0; i < 64; i++) {
+        parts.push(chunk);
+        writeFileSync(filler, Buffer.concat(parts));
+      }
+    } catch (error) {
+      expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    }
+    let refused = 0;
+    for (let i = 0; i < 2_000 && !refused; i++) {
+      const res = await createKey();
+      if (res.status === 503) refused = i + 1;
+      else expect(res.status).toBe(201);
+      await res.arrayBuffer();
+    }
+    expect(refused).toBeGreaterThan(0);
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect((await ready.json()).message).toMatch(/disk is full/);
+    rmSync(filler);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    server.expectNoContractViolations();
+  });
 });

@@ -11,23 +11,20 @@ export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { createAdminApp } from '../src/admin/app.js';
-import { createApp, serviceMetrics } from '../src/app.js';
+import { composeService } from '../src/compose.js';
+
 import type { ConnectionLimits, TrustProxy } from '../src/config.js';
 import { loadConfig } from '../src/config.js';
-import { loadContract, type OpenApiDocument } from '../src/contract.js';
+import type { OpenApiDocument } from '../src/contract.js';
 import type { ContractViolation } from '../src/http/validation.js';
-import { createRateLimiter, type LimiterOptions } from '../src/limits/policy.js';
+import type { LimiterOptions } from '../src/limits/policy.js';
 import { type Plan, quotaFor } from '../src/plans.js';
 import { createServer, defaultConnectionLimits } from '../src/server.js';
 import { parseKeyToken } from '../src/store/key-tokens.js';
 import { openBackend } from '../src/store/open.js';
-import { UsageMeter } from '../src/usage/meter.js';
 import { freshStore, rawSql, type TestStore } from './backends.js';
 
 export { backend, freshStore, type TestStore } from './backends.js';
-
-export const defaultLimits: LimiterOptions = { ban: { threshold: 10, seconds: 900 }, anonymousPerMinute: 30 };
 
 export type TestServer = Awaited<ReturnType<typeof startServer>>;
 
@@ -53,7 +50,13 @@ export async function startServer(
   } = {},
 ) {
   const location = options.store ?? (await freshStore());
-  const config = loadConfig({ ...location, NODE_ENV: 'test', ...options.env });
+  // The admin API as the environment would ask for it (its defaults are config.ts's, stated there only).
+  const admin = options.adminTokens && {
+    ADMIN_PORT: '0',
+    ADMIN_TOKENS: options.adminTokens.join(','),
+    ...(options.adminPerMinute && { ADMIN_RATE_LIMIT_PER_MINUTE: String(options.adminPerMinute) }),
+  };
+  const config = loadConfig({ ...location, NODE_ENV: 'test', ...admin, ...options.env });
   const logs: string[] = [];
   const logger = pino(
     { level: 'info' },
@@ -63,43 +66,27 @@ export async function startServer(
   const { store } = backend;
   const raw = await rawSql(location);
   const violations: ContractViolation[] = [];
-  const limiter = createRateLimiter(backend.counters, { ...defaultLimits, ...options.limits });
-  const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
-  const metrics = serviceMetrics(loadContract(), backend.name);
-  const app = await createApp({
-    store,
-    limiter,
+  const service = await composeService(
+    {
+      ...config,
+      limits: { ...config.limits, ...options.limits },
+      trustProxy: options.trustProxy,
+      corsOrigins: options.corsOrigins ?? [],
+      metricsToken: options.metricsToken,
+    },
+    backend,
     logger,
-    usage: meter,
-    metrics,
-    trustProxy: options.trustProxy,
-    ...(options.corsOrigins && { corsOrigins: options.corsOrigins }),
-    metricsToken: options.metricsToken,
-    degraded: backend.degraded,
-    backend: backend.name,
-    onContractViolation: (violation) => violations.push(violation),
-    ...(options.contract && { contract: options.contract }),
-  });
-  const server = createServer(app, { ...defaultConnectionLimits, ...options.connections }, logger);
+    {
+      onContractViolation: (violation) => violations.push(violation),
+      ...(options.contract && { contract: options.contract }),
+    },
+  );
+  const { meter } = service;
+  const server = createServer(service.app, { ...defaultConnectionLimits, ...options.connections }, logger);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const adminServer =
-    options.adminTokens &&
-    createServer(
-      createAdminApp({
-        store,
-        limiter,
-        meter,
-        logger,
-        tokens: options.adminTokens,
-        perMinute: options.adminPerMinute ?? 600,
-        metrics,
-        onContractViolation: (violation) => violations.push(violation),
-      }),
-      defaultConnectionLimits,
-      logger,
-    );
+  const adminServer = service.adminApp && createServer(service.adminApp, defaultConnectionLimits, logger);
   adminServer?.listen(0, '127.0.0.1');
   if (adminServer) await once(adminServer, 'listening');
   const { keys } = store;
@@ -140,10 +127,8 @@ export async function startServer(
         open.close();
         await once(open, 'close');
       }
-      await meter.close();
-      await limiter.close();
       await raw.close();
-      await backend.close();
+      await service.stop();
     },
   };
 }

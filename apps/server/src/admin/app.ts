@@ -21,6 +21,7 @@ import { type ContractViolation, contractValidator } from '../http/validation.js
 import { memoryCounters } from '../limits/memory-counters.js';
 import { createRateLimiter } from '../limits/policy.js';
 import type { Metrics } from '../ops/metrics.js';
+import type { StoreHealth } from '../ops/store-health.js';
 import { auditLog } from './audit.js';
 import { type AdminDeps, adminRoutes } from './routes.js';
 import { requireAdminToken } from './tokens.js';
@@ -36,6 +37,8 @@ export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
   perMinute: number;
   /** The service's metrics (audit records are counted there, and store errors). */
   metrics: Pick<Metrics, 'adminChanges' | 'storeErrors'>;
+  /** The service's record of whether the store takes writes (the public app's /readyz reads it). */
+  health?: StoreHealth;
   /** Called for every response that breaks the admin contract (it is also answered 500); logs by default. */
   onContractViolation?: (violation: ContractViolation) => void;
 };
@@ -84,6 +87,6 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   );
   api.use(adminRoutes({ ...deps, audit: auditLog(logger, deps.metrics) }));
   app.use(notFound(basePath));
-  app.use(errorHandler(logger, deps.metrics.storeErrors));
+  app.use(errorHandler(logger, deps.metrics.storeErrors, deps.health));
   return app;
 }

@@ -1,0 +1,90 @@
+// The composition root, one for the process entry (main.ts) and the test harness: from the configuration
+// and the opened engines, the limiter, the usage meter, the metrics, the record of whether the store takes
+// writes, the public app and (with ADMIN_PORT) the admin app, all sharing them; and the stop of what it
+// made, in the order each part needs. Listening is the caller's (a port from the environment, or any).
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import { createAdminApp } from './admin/app.js';
+import { createApp, serviceMetrics } from './app.js';
+import type { Config } from './config.js';
+import { loadContract, type OpenApiDocument } from './contract.js';
+import type { ContractViolation } from './http/validation.js';
+import { createRateLimiter, type RateLimiter } from './limits/policy.js';
+import type { Metrics } from './ops/metrics.js';
+import { StoreHealth } from './ops/store-health.js';
+import type { Backend } from './store/open.js';
+import { UsageMeter } from './usage/meter.js';
+
+export type Service = {
+  app: Express;
+  /** The admin API's app when the configuration has one (ADMIN_PORT), else undefined. */
+  adminApp: Express | undefined;
+  limiter: RateLimiter;
+  meter: UsageMeter;
+  metrics: Metrics;
+  /**
+   * Stops what was composed, after the listeners have drained: the usage counted since the last write,
+   * then the unused leases back to the shared store, then the engines.
+   */
+  stop(): Promise<void>;
+};
+
+/** What tests may swap: a stricter contract, and where contract violations go (logged by default). */
+export type ServiceHooks = {
+  contract?: OpenApiDocument;
+  onContractViolation?: (violation: ContractViolation) => void;
+};
+
+export async function composeService(
+  config: Config,
+  backend: Backend,
+  logger: Logger,
+  hooks: ServiceHooks = {},
+): Promise<Service> {
+  const { store } = backend;
+  const limiter = createRateLimiter(backend.counters, config.limits);
+  const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
+  const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
+  const metrics = serviceMetrics(contract, backend.name);
+  const health = new StoreHealth(logger); // one for both apps: /readyz sees an admin write that failed
+  const app = await createApp({
+    contract,
+    store,
+    limiter,
+    logger,
+    usage: meter,
+    metrics,
+    health,
+    trustProxy: config.trustProxy,
+    corsOrigins: config.corsOrigins,
+    backend: backend.name,
+    metricsToken: config.metricsToken,
+    degraded: backend.degraded,
+    ...(hooks.onContractViolation && { onContractViolation: hooks.onContractViolation }),
+  });
+  const adminApp =
+    config.admin &&
+    createAdminApp({
+      store,
+      limiter,
+      meter,
+      logger,
+      tokens: config.admin.tokens,
+      perMinute: config.admin.perMinute,
+      metrics,
+      health,
+      ...(hooks.onContractViolation && { onContractViolation: hooks.onContractViolation }),
+    });
+  return {
+    app,
+    adminApp,
+    limiter,
+    meter,
+    metrics,
+    async stop() {
+      await meter.close();
+      await limiter.close();
+      await backend.close();
+    },
+  };
+}
