@@ -36,6 +36,7 @@ const httpSuites = [
   'test/pet-fields.test.ts',
   'test/rate-limit.test.ts',
   'test/routing.test.ts',
+  'test/tracing.test.ts',
   'test/scale-out.test.ts',
   'test/outage.test.ts',
   'test/postgres-faults.test.ts',

@@ -35,12 +35,13 @@ import { rateLimit, type UsageRecorder } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
 import type { RateLimiter } from './limits/policy.js';
-import { createMetrics, type Metrics } from './ops/metrics.js';
+import { createMetrics, type Metrics, operations } from './ops/metrics.js';
 import { StoreHealth } from './ops/store-health.js';
 import { createCursors } from './pets/cursor.js';
 import { petRoutes } from './pets/routes.js';
 import type { Store } from './store/store.js';
 import { StoreUnavailableError, StoreUnwritableError } from './store/unavailable.js';
+import { serverSpans } from './tracing/spans.js';
 import { serverVersion } from './version.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
@@ -71,6 +72,8 @@ export type AppDeps = {
   /** Whether the store takes writes, as every listener's requests found it (shared with the admin app, so
    * that an admin write that finds the disk full is seen by /readyz); made here when absent. */
   health?: StoreHealth;
+  /** OpenTelemetry is on (tracing/start.ts ran): each request's span is described (tracing/spans.ts). */
+  tracing?: boolean;
 };
 
 /** The service's metrics, labelled with what runs. */
@@ -135,6 +138,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
 
   const v1 = Router();
   app.use(basePath, v1);
+  if (deps.tracing) v1.use(serverSpans(operations(contract, basePath)));
   v1.use(parseQueryOnce);
   v1.use(metrics.observe);
   v1.use(function noteWrites(req, res, next) {

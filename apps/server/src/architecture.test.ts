@@ -18,6 +18,7 @@ export const layers: Record<string, number> = {
   'env-file': 0,
   limits: 1,
   runtime: 1,
+  tracing: 1,
   store: 2,
   ops: 3,
   usage: 3,
@@ -30,7 +31,8 @@ export const layers: Record<string, number> = {
   app: 6,
   primary: 6,
   compose: 7,
-  main: 8,
+  run: 8,
+  main: 9,
   index: 7,
 };
 

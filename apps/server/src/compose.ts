@@ -13,6 +13,7 @@ import { createRateLimiter, type RateLimiter } from './limits/policy.js';
 import type { Metrics } from './ops/metrics.js';
 import { StoreHealth } from './ops/store-health.js';
 import type { Backend } from './store/open.js';
+import { traced, tracingOn } from './tracing/spans.js';
 import { UsageMeter } from './usage/meter.js';
 
 export type Service = {
@@ -41,8 +42,23 @@ export async function composeService(
   logger: Logger,
   hooks: ServiceHooks = {},
 ): Promise<Service> {
-  const { store } = backend;
-  const limiter = createRateLimiter(backend.counters, config.limits);
+  // With tracing on: a span for each SQLite store call and each counters call (PostgreSQL and Redis
+  // have their instrumentations); with it off, the engines as they are.
+  const tracing = tracingOn();
+  const store =
+    tracing && backend.name === 'sqlite'
+      ? {
+          ...backend.store,
+          pets: traced(backend.store.pets, 'sqlite.pets'),
+          keys: traced(backend.store.keys, 'sqlite.keys'),
+          idempotency: traced(backend.store.idempotency, 'sqlite.idempotency'),
+          usage: traced(backend.store.usage, 'sqlite.usage'),
+        }
+      : backend.store;
+  const counters = tracing
+    ? traced(backend.counters, 'counters', ['take', 'giveBack', 'read', 'endsAt', 'mark', 'delete', 'sweep'])
+    : backend.counters;
+  const limiter = createRateLimiter(counters, config.limits);
   const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
   const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
   const metrics = serviceMetrics(contract, backend.name);
@@ -60,6 +76,7 @@ export async function composeService(
     backend: backend.name,
     metricsToken: config.metricsToken,
     degraded: backend.degraded,
+    tracing,
     ...(hooks.onContractViolation && { onContractViolation: hooks.onContractViolation }),
   });
   const adminApp =
@@ -73,6 +90,7 @@ export async function composeService(
       perMinute: config.admin.perMinute,
       metrics,
       health,
+      tracing,
       ...(hooks.onContractViolation && { onContractViolation: hooks.onContractViolation }),
     });
   return {

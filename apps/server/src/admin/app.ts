@@ -20,8 +20,9 @@ import { requestLog } from '../http/request-log.js';
 import { type ContractViolation, contractValidator } from '../http/validation.js';
 import { memoryCounters } from '../limits/memory-counters.js';
 import { createRateLimiter } from '../limits/policy.js';
-import type { Metrics } from '../ops/metrics.js';
+import { type Metrics, operations } from '../ops/metrics.js';
 import type { StoreHealth } from '../ops/store-health.js';
+import { serverSpans } from '../tracing/spans.js';
 import { auditLog } from './audit.js';
 import { type AdminDeps, adminRoutes } from './routes.js';
 import { requireAdminToken } from './tokens.js';
@@ -39,6 +40,8 @@ export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
   metrics: Pick<Metrics, 'adminChanges' | 'storeErrors'>;
   /** The service's record of whether the store takes writes (the public app's /readyz reads it). */
   health?: StoreHealth;
+  /** OpenTelemetry is on: each request's span is described (tracing/spans.ts). */
+  tracing?: boolean;
   /** Called for every response that breaks the admin contract (it is also answered 500); logs by default. */
   onContractViolation?: (violation: ContractViolation) => void;
 };
@@ -63,6 +66,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
 
   const api = Router();
   app.use(basePath, api);
+  if (deps.tracing) api.use(serverSpans(operations(contract, basePath)));
   api.use(parseQueryOnce);
   api.use(requireAdminToken(deps.tokens));
   api.use(async function limitAdminToken(_req, res, next) {

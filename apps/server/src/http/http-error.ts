@@ -27,6 +27,7 @@ export class HttpError extends Error {
 }
 
 export function sendError(res: Response, error: HttpError): void {
+  res.locals.errorCode = error.body.code;
   res.set(error.headers);
   res.status(error.status).json(error.body);
 }

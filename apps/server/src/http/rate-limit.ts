@@ -63,6 +63,7 @@ export function rateLimit(
         ? 'banned'
         : 'limited';
     counters?.decisions.inc({ plan, decision: outcome });
+    res.locals.rateLimit = outcome;
     if (key) usage?.record(key.id, outcome);
     if (decision.allowed) return next();
     const wait = seconds(decision.retryAfterMs);

@@ -18,7 +18,7 @@ export type Metrics = {
 };
 
 /** The operationId a request addresses, matched on the contract's paths (`other` when none). */
-function operations(contract: OpenApiDocument, basePath: string) {
+export function operations(contract: OpenApiDocument, basePath: string) {
   const routes = Object.entries(contract.paths).map(([path, item]) => ({
     matches: new RegExp(`^${basePath}${path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
     byMethod: Object.fromEntries(
