@@ -17,6 +17,7 @@ import type {
   RotatedAdminKey,
 } from './generated/spec/admin.js';
 import { defaultRetry, type RetryOptions, retryingFetch } from './retry.js';
+import { traced } from './tracing.js';
 
 export type { CallOptions } from './calls.js';
 export { ApiError, type ApiErrorOptions, ConnectionError } from './errors.js';
@@ -62,10 +63,12 @@ export function createAdminClient(options: AdminClientOptions) {
   const api = createFetchClient<paths>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, Authorization: `Bearer ${options.token}` },
-    fetch: retryingFetch(
-      send,
-      { ...defaultRetry, ...options.retry },
-      (r) => (retryAfterSeconds(r.headers) ?? 0) * 1000,
+    fetch: traced(send, (attempt) =>
+      retryingFetch(
+        attempt,
+        { ...defaultRetry, ...options.retry },
+        (r) => (retryAfterSeconds(r.headers) ?? 0) * 1000,
+      ),
     ),
   });
   const keyPath = (keyId: string) => ({ params: { path: { keyId } } });

@@ -13,6 +13,7 @@ import {
   servers,
 } from './generated/spec/index.js';
 import { defaultRetry, type RetryOptions, retryingFetch } from './retry.js';
+import { traced } from './tracing.js';
 
 export type { CallOptions } from './calls.js';
 export {
@@ -101,10 +102,12 @@ export function createClient(options: ClientOptions) {
   const api = createFetchClient<paths>({
     baseUrl: options.baseUrl,
     headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },
-    fetch: retryingFetch(
-      observed,
-      { ...defaultRetry, ...options.retry },
-      (r) => (retryAfterSeconds(r.headers) ?? 0) * 1000,
+    fetch: traced(observed, (attempt) =>
+      retryingFetch(
+        attempt,
+        { ...defaultRetry, ...options.retry },
+        (r) => (retryAfterSeconds(r.headers) ?? 0) * 1000,
+      ),
     ),
   });
 
