@@ -1,5 +1,6 @@
 // `pnpm bench [--duration s] [--connections n] [--scenario text] [--profile] [--backend postgres|postgres+redis]`: the real
-// server (built from this tree, with validation, rate limiting and logging on) against what a user would
+// server (built from this tree, with validation, rate limiting and logging on; also with OpenTelemetry on,
+// every trace and a tenth of them, exporting to a collector here that keeps nothing) against what a user would
 // pick instead for the same job (the usual Express stack, src/usual-express.ts; a Fastify stack,
 // src/fastify-stack.ts), bare Express doing the floor's work (src/bare-express.ts) and the framework-free
 // floor (src/floor.ts), all on loopback over
@@ -10,7 +11,10 @@
 // writes a text summary beside each profile (src/profile-summary.ts). --scenario <text> keeps the scenarios
 // whose name contains it.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -149,9 +153,27 @@ const server = await start('server', [...serverFlags, ...profile, serverMain]);
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
 const peers = [await start('usual Express', [usualExpressMain]), await start('Fastify', [fastifyMain])];
-// The same server as a cluster of two workers (WORKERS=2), on the same file: what the second core adds.
+// A collector for the traced server: an OTLP/HTTP endpoint that takes every export and keeps nothing.
+const collector = createHttpServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+});
+collector.listen(0, '127.0.0.1');
+await once(collector, 'listening');
+const tracing = {
+  DATABASE_URL: databasePath,
+  OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+};
+// The same server as a cluster of two workers (WORKERS=2), on the same file: what the second core adds;
+// and with OpenTelemetry on, every trace sampled (the SDK's default) and a tenth of them.
 const extra: Target[] = [
   await start('WORKERS=2', [...serverFlags, serverMain], { DATABASE_URL: databasePath, WORKERS: '2' }),
+  await start('traced', [...serverFlags, serverMain], tracing),
+  await start('traced 10 %', [...serverFlags, serverMain], {
+    ...tracing,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+  }),
 ];
 for (const b of backends) {
   headersOf.set(b, headersOf.get('postgres') as string);
@@ -230,6 +252,7 @@ for (const target of [server, ...peers, bare, floor, ...extra]) {
   target.child.kill('SIGTERM');
   await new Promise((r) => target.child.once('exit', r));
 }
+collector.close();
 rmSync(dir, { recursive: true, force: true });
 const summaries = readdirSync(profiles)
   .filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f))
@@ -309,6 +332,13 @@ const lines = [
         }),
       ]
     : []),
+  '',
+  '| scenario | CPU µs/req tracing off | traced (every trace) | traced 10 % | cost µs/req every / 10 % |',
+  '|---|---|---|---|---|',
+  ...rows.map((row) => {
+    const [off, on, tenth] = ['server', 'traced', 'traced 10 %'].map((n) => m(row, n).cpuUsPerRequest);
+    return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
+  }),
   '',
   `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   `peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`,
