@@ -223,6 +223,18 @@ describe('listKeys', () => {
   );
 });
 
+/** A key of one request a minute, banned (the ban threshold is 1): a 200, a 429, then the ban. */
+async function bannedKey() {
+  const created = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+  const codes: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await call(`${server.url}/v1/pets`, created.secret);
+    codes.push(res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code);
+  }
+  expect(codes).toEqual(['ok', 'rate_limited', 'temporarily_banned']);
+  return created;
+}
+
 describe('updateKey, rotateKey, revokeKey, unbanKey', () => {
   it('changes the plan, label and customer; the public API applies the new limits at once', async () => {
     const { key, secret } = await createKey({ plan: 'free', label: 'old' });
@@ -304,13 +316,7 @@ describe('updateKey, rotateKey, revokeKey, unbanKey', () => {
   });
 
   it('a new plan ends a ban earned under the old one: the upgraded key is admitted at once', async () => {
-    const { key, secret } = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
-    const codes: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await call(`${server.url}/v1/pets`, secret);
-      codes.push(res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code);
-    }
-    expect(codes).toEqual(['ok', 'rate_limited', 'temporarily_banned']);
+    const { key, secret } = await bannedKey();
     const upgraded = await adminCall(`/keys/${key.id}`, {
       method: 'PATCH',
       body: JSON.stringify({ plan: 'pro' }),
@@ -320,21 +326,14 @@ describe('updateKey, rotateKey, revokeKey, unbanKey', () => {
     const usage = (await (await adminCall(`/keys/${key.id}/usage`)).json()) as { bannedUntil: string | null };
     expect(usage.bannedUntil).toBeNull();
     // A change of label only is not a change of terms: a ban stays.
-    const other = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
-    for (let i = 0; i < 3; i++) await call(`${server.url}/v1/pets`, other.secret);
+    const other = await bannedKey();
     await adminCall(`/keys/${other.key.id}`, { method: 'PATCH', body: JSON.stringify({ label: 'renamed' }) });
     const still = await call(`${server.url}/v1/pets`, other.secret);
     expect(((await still.json()) as { code: string }).code).toBe('temporarily_banned');
   });
 
   it('ends a ban: the key is admitted again', async () => {
-    const { key, secret } = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
-    const codes: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await call(`${server.url}/v1/pets`, secret);
-      codes.push(res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code);
-    }
-    expect(codes).toEqual(['ok', 'rate_limited', 'temporarily_banned']);
+    const { key, secret } = await bannedKey();
     const usage = (await (await adminCall(`/keys/${key.id}/usage`)).json()) as { bannedUntil: string | null };
     expect(Date.parse(usage.bannedUntil ?? '')).toBeGreaterThan(Date.now());
     expect((await post(`/keys/${key.id}/unban`)).status).toBe(204);

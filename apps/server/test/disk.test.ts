@@ -22,11 +22,33 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
 });
 
+/** A 2 MiB tmpfs of the test's own, unmounted after the file's tests. */
+function tinyDisk(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir]);
+  cleanups.push(() => execFileSync('umount', ['-l', dir]));
+  return dir;
+}
+
+/** Fills what is left of the disk under `dir` with one file, and returns its path (remove it to free). */
+function fill(dir: string): string {
+  const filler = join(dir, 'filler');
+  const chunk = Buffer.alloc(64 * 1024);
+  const parts: Buffer[] = [];
+  try {
+    for (let i = 0; i < 64; i++) {
+      parts.push(chunk);
+      writeFileSync(filler, Buffer.concat(parts));
+    }
+  } catch (error) {
+    expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
+  }
+  return filler;
+}
+
 describe.runIf(backend === 'sqlite' && canMount())('a full disk under SQLite', () => {
   it('answers 503 disk full (not 500), logs it once, counts it, /readyz says so, and recovers when space returns', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'animal-store-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir]);
-    cleanups.push(() => execFileSync('umount', ['-l', dir]));
+    const dir = tinyDisk();
     const server: TestServer = await startServer({ store: { DATABASE_URL: join(dir, 'store.db') } });
     cleanups.push(() => server.close().catch(() => {}));
     const key = await server.key({ perMinute: 10_000, perDay: 100_000 });
@@ -37,18 +59,7 @@ describe.runIf(backend === 'sqlite' && canMount())('a full disk under SQLite', (
       });
     expect((await post()).status).toBe(201);
 
-    // Fill what is left of the disk.
-    const filler = join(dir, 'filler');
-    const chunk = Buffer.alloc(64 * 1024);
-    const parts: Buffer[] = [];
-    try {
-      for (let i = 0; i < 64; i++) {
-        parts.push(chunk);
-        writeFileSync(filler, Buffer.concat(parts));
-      }
-    } catch (error) {
-      expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    }
+    const filler = fill(dir);
 
     const statuses: number[] = [];
     let refused: Response | undefined;
@@ -83,9 +94,7 @@ describe.runIf(backend === 'sqlite' && canMount())('a full disk under SQLite', (
   });
 
   it('an admin write that finds the disk full is seen by /readyz on the public port (one record of it)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'animal-store-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir]);
-    cleanups.push(() => execFileSync('umount', ['-l', dir]));
+    const dir = tinyDisk();
     const token = 'f'.repeat(40);
     const server: TestServer = await startServer({
       store: { DATABASE_URL: join(dir, 'store.db') },
@@ -99,17 +108,7 @@ describe.runIf(backend === 'sqlite' && canMount())('a full disk under SQLite', (
         body: JSON.stringify({ plan: 'free', label: 'x'.repeat(200) }),
       });
     expect((await createKey()).status).toBe(201);
-    const filler = join(dir, 'filler');
-    const chunk = Buffer.alloc(64 * 1024);
-    const parts: Buffer[] = [];
-    try {
-      for (let i = 0; i < 64; i++) {
-        parts.push(chunk);
-        writeFileSync(filler, Buffer.concat(parts));
-      }
-    } catch (error) {
-      expect((error as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    }
+    const filler = fill(dir);
     let refused = 0;
     for (let i = 0; i < 2_000 && !refused; i++) {
       const res = await createKey();
