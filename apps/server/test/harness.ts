@@ -1,7 +1,9 @@
 // Test harness: the real app on an ephemeral loopback port with a throwaway database, or the built server
 // as a child process (for clocks, restarts and signals). Nothing of our own is mocked.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { type AddressInfo, connect } from 'node:net';
+import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { chromiumPath, type ServerProcess, startServerProcess } from '@animal-store/test-support';
@@ -254,4 +256,21 @@ export function withServer(prepare: (server: TestServer, key: string) => void | 
     server.expectNoContractViolations();
     await server.close();
   });
+}
+
+/**
+ * Another process holding SQLite's write lock on `path` for `ms` (BEGIN IMMEDIATE, then COMMIT): resolves
+ * once the lock is held. Kill the child to end it early.
+ */
+export async function holdWriteLock(path: string, ms: number): Promise<ChildProcess> {
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`,
+    ],
+    { cwd: dirname(serverDist) }, // apps/server, where better-sqlite3 resolves
+  );
+  await once(holder.stdout, 'data');
+  return holder;
 }

@@ -3,7 +3,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { dirname } from 'node:path';
 import { freePort, toolFor } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +11,7 @@ import {
   call,
   expectServiceUnavailable,
   freshStore,
-  serverDist,
+  holdWriteLock,
   startServer,
   type TestServer,
 } from './harness.js';
@@ -81,20 +80,6 @@ describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
 });
 
 /** Another process that holds the SQLite file's write lock for `ms`, then lets go and exits. */
-async function holdWriteLock(path: string, ms: number) {
-  const holder = spawn(
-    process.execPath,
-    [
-      '-e',
-      `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.exec('BEGIN IMMEDIATE'); console.log('locked'); setTimeout(() => { db.exec('COMMIT'); db.close(); }, ${ms});`,
-    ],
-    { cwd: dirname(serverDist) }, // apps/server, where better-sqlite3 resolves
-  );
-  cleanups.push(() => holder.kill('SIGKILL'));
-  await once(holder.stdout, 'data');
-  return holder;
-}
-
 /**
  * /healthz's answer times (ms) for `forMs`, one probe every 50 ms; every one must be 200. A blocked event
  * loop would hold each probe until the lock ends (seconds); the bound the tests use, 500 ms, leaves room
@@ -122,7 +107,8 @@ describe.runIf(backend === 'sqlite')('SQLite locked by another process', () => {
     const server = await startServer();
     cleanups.push(() => server.close());
     const key = await server.key({ perMinute: 1000, perDay: 10_000 });
-    await holdWriteLock(server.location.DATABASE_URL, 1_500);
+    const holder = await holdWriteLock(server.location.DATABASE_URL, 1_500);
+    cleanups.push(() => holder.kill('SIGKILL'));
     const started = Date.now();
     const write = post(server, key);
     const times = await healthTimes(server.url, 1_000);
@@ -138,6 +124,7 @@ describe.runIf(backend === 'sqlite')('SQLite locked by another process', () => {
     cleanups.push(() => server.close());
     const key = await server.key({ perMinute: 1000, perDay: 10_000 });
     const holder = await holdWriteLock(server.location.DATABASE_URL, 7_000);
+    cleanups.push(() => holder.kill('SIGKILL'));
     const started = Date.now();
     const write = post(server, key);
     const times = await healthTimes(server.url, 2_000);

@@ -7,12 +7,21 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createKey, enterprise } from '@animal-store/test-support';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend, freshStore } from './backends.js';
-import { call, processesStoppedAfterEach, type ServerProcess, serverDist, tokenParts } from './harness.js';
+import {
+  call,
+  holdWriteLock,
+  processesStoppedAfterEach,
+  type ServerProcess,
+  serverDist,
+  tokenParts,
+} from './harness.js';
 
 type Attribute = { key: string; value: { stringValue?: string; intValue?: string | number } };
 type Span = {
+  status?: { code?: number };
   traceId: string;
   spanId: string;
   parentSpanId?: string;
@@ -92,7 +101,7 @@ describe(`traces over OTLP (${backend})`, () => {
     expect(attribute(create, 'animal_store.rate_limit')).toBe('admitted');
     const refusal = server_.find((s) => attribute(s, 'animal_store.rate_limit') === 'limited') as Span;
     expect(refusal.name).toBe('listPets');
-    expect(attribute(refusal, 'error.type')).toBe('rate_limited');
+    expect(attribute(refusal, 'animal_store.error_code')).toBe('rate_limited');
     expect(attribute(refusal, 'animal_store.key_id')).toBe(tokenParts(limited).id);
 
     // Under the create's span, the store's: SQLite's by hand, PostgreSQL's by its instrumentation.
@@ -155,4 +164,64 @@ describe(`traces over OTLP (${backend})`, () => {
     expect(await traced.stop()).toBe(0);
     expect(traced.output()).toContain('otel-sdk-registered=true');
   });
+
+  it('an admin request is a span named after its operation; a store outage is a failed span with a failed store span under it', async () => {
+    const store = await freshStore();
+    const key = (await createKey(serverDist, { ...store }, ...enterprise(10_000, 100_000))).key;
+    const adminToken = 't'.repeat(40);
+    const { port } = receiver.address() as AddressInfo;
+    const traced = await start({
+      ...store,
+      NODE_ENV: 'production',
+      ADMIN_PORT: '0',
+      ADMIN_TOKENS: adminToken,
+      DATABASE_STATEMENT_TIMEOUT_MS: '300',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    expect((await call(`${traced.adminUrl}/admin/v1/keys?limit=5`, adminToken)).status).toBe(200);
+    expect((await call(`${traced.url}/v1/pets`, key)).status).toBe(200); // the key verified, its lease taken
+
+    // The store stops taking writes: PostgreSQL's table locked past the statement timeout, or SQLite's
+    // write lock held by another process past the 5 s busy wait.
+    const create = () =>
+      call(`${traced.url}/v1/pets`, key, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'Out', categoryId: 1 }),
+      });
+    if (backend === 'sqlite') {
+      const holder = await holdWriteLock(store.DATABASE_URL, 6_500);
+      try {
+        expect((await create()).status).toBe(503);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    } else {
+      const holder = new pg.Client({ connectionString: store.DATABASE_URL });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+        expect((await create()).status).toBe(503);
+        await holder.query('ROLLBACK');
+      } finally {
+        await holder.end();
+      }
+    }
+
+    const all = await spansUntil(
+      (s) =>
+        s.some((x) => x.name === 'listKeys') && s.some((x) => x.name === 'createPet' && x.status?.code === 2),
+    );
+    const listKeys = all.find((s) => s.name === 'listKeys' && s.kind === 2) as Span;
+    expect(listKeys).toBeDefined();
+    const failed = all.find((s) => s.name === 'createPet' && s.status?.code === 2) as Span;
+    expect(attribute(failed, 'animal_store.error_code')).toBe('service_unavailable');
+    const storeFailure = all.find(
+      (s) => s.traceId === failed.traceId && s.spanId !== failed.spanId && s.status?.code === 2,
+    );
+    expect(storeFailure?.name).toMatch(backend === 'sqlite' ? /^sqlite\.pets\.create$/ : /^pg\.query:/);
+    expect(JSON.stringify(received)).not.toContain(adminToken);
+  }, 30_000);
 });

@@ -43,7 +43,7 @@ function describe(span: Span, res: Response, operation: string): void {
   const { apiKey, rateLimit, errorCode } = res.locals;
   if (apiKey) span.setAttribute('animal_store.key_id', apiKey.id);
   if (rateLimit) span.setAttribute('animal_store.rate_limit', rateLimit);
-  if (errorCode) span.setAttribute('error.type', errorCode);
+  if (errorCode) span.setAttribute('animal_store.error_code', errorCode);
   if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode ?? 'error' });
 }
 
