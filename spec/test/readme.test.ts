@@ -36,7 +36,7 @@ const notRunHere: [RegExp, string][] = [
   ],
   [
     /--filter @animal-store\/client build && cd packages\/client && pnpm pack'$/,
-    'packs the client: packages/contract-tests/test/consumer.test.ts does it, then installs the tarball',
+    'packs the client: packages/contract-tests/test/fresh-clone.test.ts runs it as written on a fresh clone',
   ],
   [
     /^cd \/path\/to\/your-app && npm install \/path\/to\/animal-store\/packages\/client\//,
