@@ -92,6 +92,8 @@ export async function createApp(deps: AppDeps): Promise<Express> {
     deps.onContractViolation ??
     ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract'));
 
+  // Values judged against the contract's schemas before they are committed or sent (validation.ts).
+  const checks = schemaChecks(contract, onViolation);
   const metrics = deps.metrics ?? serviceMetrics(contract, deps.backend);
 
   const app = express();
@@ -159,8 +161,8 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   v1.use(canonicalIntegers(integerQueryParameters(contract)));
   v1.use(jsonBody(requestBodyLimit));
   v1.use(contractValidator(contract, onViolation));
-  v1.use(petRoutes(store.pets, cursors, schemaChecks(contract, onViolation), idempotency(store.idempotency)));
+  v1.use(petRoutes(store.pets, cursors, checks, idempotency(store.idempotency)));
   app.use(notFound(basePath));
-  app.use(errorHandler(logger, metrics.storeErrors, health));
+  app.use(errorHandler(logger, metrics.storeErrors, health, (req) => checks('Error', req)));
   return app;
 }

@@ -1,7 +1,8 @@
 import { interfaceVersion } from '@animal-store/spec';
 import { describe, expect, it } from 'vitest';
+import { loadContract, type OpenApiDocument } from '../src/contract.js';
 import { serverVersion } from '../src/version.js';
-import { call, type TestServer, withServer } from './harness.js';
+import { call, startServer, type TestServer, withServer } from './harness.js';
 
 let server: TestServer;
 let key: string;
@@ -102,5 +103,31 @@ describe('response validation', () => {
     expect(server.logs.join('')).not.toMatch(/"stack"/);
     await server.sql('DELETE FROM pets WHERE id = ?', id);
     server.violations.length = 0; // seen and asserted; withServer checks after the file that nothing else broke
+  });
+
+  it('5xx bodies are judged against the contract too: one that breaks it is reported, and the generic 500 sent', async () => {
+    // A stricter copy of the contract, whose Error messages may hold 10 characters: every 5xx body breaks it.
+    const strict = structuredClone(loadContract()) as OpenApiDocument & {
+      components: { schemas: { Error: { properties: { message: Record<string, unknown> } } } };
+    };
+    strict.components.schemas.Error.properties.message.maxLength = 10;
+    const strictServer = await startServer({ contract: strict });
+    try {
+      const strictKey = await strictServer.key({ perMinute: 100, perDay: 1000 });
+      const [{ id }] = (await strictServer.sql(
+        "INSERT INTO pets (name, category_id, status) VALUES ('', 1, 'sold') RETURNING id",
+      )) as [{ id: number }];
+      const res = await call(`${strictServer.url}/v1/pets/${id}`, strictKey);
+      expect(res.status).toBe(500);
+      expect((await res.json()).code).toBe('internal_error');
+      // the stored pet's violation, then the 500 body's own (its message is longer than 10)
+      expect(strictServer.violations.map((v) => v.message)).toEqual([
+        expect.any(String),
+        expect.stringContaining('message'),
+      ]);
+    } finally {
+      strictServer.violations.length = 0;
+      await strictServer.close();
+    }
   });
 });

@@ -17,7 +17,7 @@ import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce } from '../http/plain-query-names.js';
 import { seconds } from '../http/rate-limit.js';
 import { requestLog } from '../http/request-log.js';
-import { type ContractViolation, contractValidator } from '../http/validation.js';
+import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
 import { memoryCounters } from '../limits/memory-counters.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Metrics, operations } from '../ops/metrics.js';
@@ -55,6 +55,10 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     anonymousPerMinute: deps.perMinute,
   });
 
+  const onViolation =
+    deps.onContractViolation ??
+    ((violation: ContractViolation) =>
+      logger.error({ violation }, 'admin response breaks the admin contract'));
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -82,15 +86,10 @@ export function createAdminApp(deps: AdminAppDeps): Express {
   api.use(decodablePath);
   api.use(canonicalIntegers(integerQueryParameters(contract)));
   api.use(jsonBody(requestBodyLimit));
-  api.use(
-    contractValidator(
-      contract,
-      deps.onContractViolation ??
-        ((violation) => logger.error({ violation }, 'admin response breaks the admin contract')),
-    ),
-  );
+  api.use(contractValidator(contract, onViolation));
   api.use(adminRoutes({ ...deps, audit: auditLog(logger, deps.metrics) }));
   app.use(notFound(basePath));
-  app.use(errorHandler(logger, deps.metrics.storeErrors, deps.health));
+  const checks = schemaChecks(contract, onViolation); // 5xx bodies against the admin contract's Error
+  app.use(errorHandler(logger, deps.metrics.storeErrors, deps.health, (req) => checks('Error', req)));
   return app;
 }

@@ -43,10 +43,18 @@ export function notFound(basePath: string) {
   };
 }
 
+/**
+ * The 5xx bodies judged against the contract's Error schema before they are sent: express-openapi-validator
+ * validates 2xx-4xx bodies only. A body that breaks it is reported (as every contract violation is) and
+ * replaced by the generic 500, the one answer whose shape is known good.
+ */
+export type ServerErrorCheck = (req: Request) => (body: unknown) => void;
+
 export function errorHandler(
   logger: Logger,
   storeErrors?: { inc(labels: { reason: string }): void },
   health?: StoreHealth,
+  checkServerError?: ServerErrorCheck,
 ) {
   return function answerError(error: Failure, req: Request, res: Response, _next: NextFunction) {
     const store = storeFailure(error);
@@ -68,6 +76,13 @@ export function errorHandler(
       );
     }
     if (res.headersSent) return void res.destroy();
+    if (failure.status >= 500 && checkServerError) {
+      try {
+        checkServerError(req)(failure.body);
+      } catch (violation) {
+        return sendError(res, toHttpError(violation as Failure));
+      }
+    }
     sendError(res, failure);
   };
 }
