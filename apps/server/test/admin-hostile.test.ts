@@ -60,6 +60,14 @@ describe(`U+0000 and control characters in the admin API (${backend})`, () => {
     expect(after).toMatchObject({ label: 'kept', customerId: 'cus_1' });
   });
 
+  it('an empty change is a 400 saying a change names a field, not the validator\'s "fewer than 1 properties"', async () => {
+    const created = await send('POST', '/keys', { plan: 'free' });
+    const { key } = (await created.json()) as { key: { id: string } };
+    const res = await send('PATCH', `/keys/${key.id}`, {});
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toBe('body must name at least one field');
+  });
+
   it.each([
     ['a customerId filter holding U+0000', '/keys?customerId=cus%00', 'query.customerId'],
     ['a cursor holding U+0000', '/keys?cursor=%00', 'query.cursor'],

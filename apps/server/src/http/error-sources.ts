@@ -47,15 +47,28 @@ export function fromBodyParser(error: Failure): HttpError | undefined {
   }
 }
 
+/** Where a failing value is, as clients name it: body, query, path or headers, then the field. */
+const locations = /^(body|query|path|headers|cookies)\b/;
+/** Ajv's wording where it does not say what to do: the rule, in the client's terms. */
+const rephrased = (message: string) =>
+  message.replace(/^must NOT have fewer than (\d+) properties$/, (_, n) =>
+    n === '1' ? 'must name at least one field' : `must name at least ${n} fields`,
+  );
+
 const describe = (errors: { path: string; message: string }[]) =>
   errors
-    .map(
-      (e) =>
-        `${e.path
-          .replace(/^\//, '')
-          .replace(/^params\b/, 'path')
-          .replaceAll('/', '.')} ${e.message}`,
-    )
+    .map((e) => {
+      // The validator's discriminator error names its property in the message ('plan' must be ...).
+      const named = /^'([^']+)' (must .*)$/.exec(e.message);
+      if (named) return `body.${named[1]} ${named[2]}`;
+      const path = e.path
+        .replace(/^\//, '')
+        .replace(/^params\b/, 'path')
+        .replaceAll('/', '.');
+      // A discriminated body's errors come without their location (e.g. `limits`): it is the body.
+      const where = locations.test(path) ? path : `body.${path}`;
+      return `${where} ${rephrased(e.message)}`;
+    })
     .join('; ');
 
 /** express-openapi-validator's errors (an `errors` list): 400 with the failing fields, 404, 405 with Allow, 415. */
