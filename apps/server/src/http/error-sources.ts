@@ -47,8 +47,6 @@ export function fromBodyParser(error: Failure): HttpError | undefined {
   }
 }
 
-/** Where a failing value is, as clients name it: body, query, path or headers, then the field. */
-const locations = /^(body|query|path|headers|cookies)\b/;
 /** Ajv's wording where it does not say what to do: the rule, in the client's terms. */
 const rephrased = (message: string) =>
   message.replace(/^must NOT have fewer than (\d+) properties$/, (_, n) =>
@@ -57,18 +55,13 @@ const rephrased = (message: string) =>
 
 const describe = (errors: { path: string; message: string }[]) =>
   errors
-    .map((e) => {
-      // The validator's discriminator error names its property in the message ('plan' must be ...).
-      const named = /^'([^']+)' (must .*)$/.exec(e.message);
-      if (named) return `body.${named[1]} ${named[2]}`;
-      const path = e.path
-        .replace(/^\//, '')
-        .replace(/^params\b/, 'path')
-        .replaceAll('/', '.');
-      // A discriminated body's errors come without their location (e.g. `limits`): it is the body.
-      const where = locations.test(path) ? path : `body.${path}`;
-      return `${where} ${rephrased(e.message)}`;
-    })
+    .map(
+      (e) =>
+        `${e.path
+          .replace(/^\//, '')
+          .replace(/^params\b/, 'path')
+          .replaceAll('/', '.')} ${rephrased(e.message)}`,
+    )
     .join('; ');
 
 /** express-openapi-validator's errors (an `errors` list): 400 with the failing fields, 404, 405 with Allow, 415. */
