@@ -174,6 +174,9 @@ export type AdminConfig = { port: number; host: string; tokens: string[]; perMin
 
 export type RedisConfig = { url: string; keyPrefix: string; commandTimeoutMs: number };
 
+/** The one form of a configuration error: a heading, then one indented line per problem. */
+const invalid = (...problems: string[]) => `Invalid configuration:\n  ${problems.join('\n  ')}`;
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -210,7 +213,9 @@ function database(e: z.infer<typeof schema>): Database {
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
   if (scheme) {
     throw new ConfigError(
-      `Invalid configuration:\n  DATABASE_URL: unsupported scheme "${scheme}:"; use a file path, file:, sqlite:, postgres: or postgresql:`,
+      invalid(
+        `DATABASE_URL: unsupported scheme "${scheme}:"; use a file path, file:, sqlite:, postgres: or postgresql:`,
+      ),
     );
   }
   return { engine: 'sqlite', path: resolve(url) };
@@ -228,17 +233,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${where(issue.path)}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+    throw new ConfigError(invalid(...problems));
   }
   const e = parsed.data;
   if (e.ADMIN_PORT !== undefined && e.ADMIN_TOKENS.length === 0) {
     throw new ConfigError(
-      'Invalid configuration:\n  ADMIN_TOKENS: required when ADMIN_PORT is set (a comma list of tokens of at least 32 characters, e.g. from `openssl rand -hex 32`)',
+      invalid(
+        'ADMIN_TOKENS: required when ADMIN_PORT is set (a comma list of tokens of at least 32 characters, e.g. from `openssl rand -hex 32`)',
+      ),
     );
   }
   if (e.HEADERS_TIMEOUT_SECONDS > e.REQUEST_TIMEOUT_SECONDS) {
     throw new ConfigError(
-      'Invalid configuration:\n  HEADERS_TIMEOUT_SECONDS: must not exceed REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
+      invalid(
+        'HEADERS_TIMEOUT_SECONDS: must not exceed REQUEST_TIMEOUT_SECONDS (the headers are part of the request)',
+      ),
     );
   }
   return {

@@ -9,7 +9,7 @@ import type {
   RotatedAdminKey,
 } from '@animal-store/spec/admin';
 import { type Request, type Response, Router } from 'express';
-import { HttpError } from '../http/http-error.js';
+import { answers, HttpError } from '../http/http-error.js';
 import { fingerprint } from '../http/idempotency.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { type Plan, QuotaError, quotaFor } from '../plans.js';
@@ -121,11 +121,7 @@ export function adminRoutes(deps: AdminDeps): Router {
     } else {
       const outcome = await keys.createOnce(fields, { key: idempotencyKey, fingerprint: fingerprint(body) });
       if ('reused' in outcome) {
-        throw new HttpError(
-          422,
-          'This Idempotency-Key was used with a different request body.',
-          'idempotency_key_reused',
-        );
+        throw answers.idempotencyKeyReused();
       }
       if ('replayed' in outcome) {
         const replayed = outcome.replayed;

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { requestBodyLimit } from '@animal-store/spec';
 import { describe, expect, it } from 'vitest';
 import { type Failure, fromBodyParser, fromExpress, fromValidator, toHttpError } from './error-sources.js';
-import { HttpError } from './http-error.js';
+import { answers, HttpError } from './http-error.js';
 
 /** An error shaped as its library throws it. */
 const failure = (fields: Partial<Failure>, message = 'library message'): Failure =>
@@ -35,7 +38,7 @@ describe('fromBodyParser', () => {
       failure({ type: 'entity.too.large' }),
       413,
       'payload_too_large',
-      /size limit/,
+      /exceeds the 16 KiB limit/,
       { Connection: 'close' },
     ],
     ['another charset', failure({ type: 'charset.unsupported' }), 415, 'unsupported_media_type', /UTF-8/],
@@ -125,5 +128,24 @@ describe('toHttpError', () => {
       message: 'An unexpected error occurred.',
       status: 500,
     });
+  });
+});
+
+describe('the catalogue: one condition, one answer wherever it is met', () => {
+  it("a body over the limit: body-parser's error and the declared-size check answer alike", () => {
+    expect(fromBodyParser(failure({ type: 'entity.too.large' }))).toEqual(answers.bodyTooLarge());
+    expect(answers.bodyTooLarge().body.message).toBe(
+      `The request body exceeds the ${requestBodyLimit / 1024} KiB limit.`,
+    );
+  });
+
+  it("the contracts' examples of the 413 say what the service says", () => {
+    for (const file of [
+      'openapi/components/responses/PayloadTooLarge.yaml',
+      'admin/components/responses/PayloadTooLarge.yaml',
+    ]) {
+      const text = readFileSync(fileURLToPath(new URL(`../../../../spec/${file}`, import.meta.url)), 'utf8');
+      expect(text, file).toContain(answers.bodyTooLarge().body.message);
+    }
   });
 });

@@ -2,7 +2,7 @@
 // source (body-parser, express-openapi-validator, Express's own layers), each answering undefined for an
 // error that is not its own. The error handler (errors.ts) asks them in turn; what none claims is a 500.
 // Table-driven tests beside this file (error-sources.test.ts).
-import { codeForStatus, HttpError } from './http-error.js';
+import { answers, codeForStatus, HttpError } from './http-error.js';
 
 /** An error as the libraries throw them: a status, and the fields each source adds. */
 export type Failure = Error & {
@@ -36,12 +36,10 @@ export function fromBodyParser(error: Failure): HttpError | undefined {
     case 'body.not.utf8':
       return new HttpError(400, 'The request body is not valid UTF-8.');
     case 'entity.too.large':
-      return new HttpError(413, 'The request body exceeds the size limit.', undefined, {
-        Connection: 'close',
-      });
+      return answers.bodyTooLarge();
     case 'charset.unsupported':
     case 'encoding.unsupported':
-      return new HttpError(415, 'The request body must be application/json in UTF-8.');
+      return answers.notJson();
     default:
       return undefined;
   }
@@ -99,10 +97,5 @@ export function fromExpress(error: Failure): HttpError | undefined {
 /** The answer to a failure that is not the store's (the handler checks storeFailure first). */
 export function toHttpError(error: Failure): HttpError {
   if (error instanceof HttpError) return error;
-  return (
-    fromBodyParser(error) ??
-    fromValidator(error) ??
-    fromExpress(error) ??
-    new HttpError(500, 'An unexpected error occurred.')
-  );
+  return fromBodyParser(error) ?? fromValidator(error) ?? fromExpress(error) ?? answers.unexpected();
 }

@@ -1,6 +1,6 @@
 // A failure answered on purpose, and the one way the Error body `{code, message, status}` is written.
 // Which code goes with which status is the contract's table (Error.code's x-status-of-code).
-import { type ErrorCode, errorCodes, errorStatuses } from '@animal-store/spec';
+import { type ErrorCode, errorCodes, errorStatuses, requestBodyLimit } from '@animal-store/spec';
 import type { Response } from 'express';
 
 /** The first code the contract lists for each status (e.g. 429 → rate_limited). */
@@ -31,3 +31,26 @@ export function sendError(res: Response, error: HttpError): void {
   res.set(error.headers);
   res.status(error.status).json(error.body);
 }
+
+/**
+ * The answers more than one place gives, written once (the catalogue): each layer that meets the
+ * condition builds its answer here, so one condition has one text wherever it is found.
+ */
+export const answers = {
+  /** A body over the contract's limit, known from Content-Length or met while reading: not read further. */
+  bodyTooLarge: (limitBytes: number = requestBodyLimit) =>
+    new HttpError(413, `The request body exceeds the ${limitBytes / 1024} KiB limit.`, undefined, {
+      Connection: 'close',
+    }),
+  /** A body that is not JSON in UTF-8. */
+  notJson: () => new HttpError(415, 'The request body must be application/json in UTF-8.'),
+  /** An Idempotency-Key sent again with another body (both APIs' creates). */
+  idempotencyKeyReused: () =>
+    new HttpError(
+      422,
+      'This Idempotency-Key was used with a different request body.',
+      'idempotency_key_reused',
+    ),
+  /** Anything unexpected: a generic message; the request id finds it in the logs. */
+  unexpected: () => new HttpError(500, 'An unexpected error occurred.'),
+};

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { type IdempotencyStore, idempotencyWindowMs } from '../store/store.js';
-import { HttpError } from './http-error.js';
+import { answers, HttpError } from './http-error.js';
 
 /** A claim still in progress after this long belongs to a request that died: it may be taken over. */
 const abandonedAfterMs = 60_000;
@@ -55,11 +55,7 @@ export function idempotency(store: IdempotencyStore) {
       return next();
     }
     if (earlier.fingerprint !== fingerprint(req.body)) {
-      throw new HttpError(
-        422,
-        'This Idempotency-Key was used with a different request body.',
-        'idempotency_key_reused',
-      );
+      throw answers.idempotencyKeyReused();
     }
     if (!earlier.pet) {
       throw new HttpError(

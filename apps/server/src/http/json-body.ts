@@ -2,7 +2,7 @@
 // express.json with UTF-8 checked, then strings that have a UTF-8 form.
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { HttpError } from './http-error.js';
+import { answers, HttpError } from './http-error.js';
 
 /** express.json, after the checks that must come first: declared size, then charset. */
 export function jsonBody(limitBytes: number) {
@@ -10,13 +10,12 @@ export function jsonBody(limitBytes: number) {
     const length = Number(req.get('content-length') ?? 0);
     if (length <= limitBytes) return next();
     // Answered without reading the body; closing the connection saves the client from sending it.
-    res.set('Connection', 'close');
-    next(new HttpError(413, `The request body exceeds the ${limitBytes / 1024} KiB limit.`));
+    next(answers.bodyTooLarge(limitBytes));
   };
   const charset = (req: Request, _res: Response, next: NextFunction) => {
     const declared = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.get('content-type') ?? '')?.[1];
     if (declared === undefined || /^utf-8$/i.test(declared)) return next();
-    next(new HttpError(415, 'The request body must be application/json in UTF-8.'));
+    next(answers.notJson());
   };
   const parse = express.json({
     limit: limitBytes,

@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Request } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { OpenApiDocument } from '../contract.js';
-import { HttpError } from './http-error.js';
+import { answers } from './http-error.js';
 
 export type ContractViolation = { method: string; path: string; message: string };
 
@@ -47,7 +47,7 @@ export function schemaChecks(apiSpec: OpenApiDocument, onViolation: (violation: 
     return (value: unknown) => {
       if (validate(value)) return;
       onViolation({ method: req.method, path: req.originalUrl, message: ajv.errorsText(validate.errors) });
-      throw new HttpError(500, 'An unexpected error occurred.');
+      throw answers.unexpected();
     };
   };
 }
