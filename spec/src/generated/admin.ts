@@ -435,7 +435,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "payload_too_large",
-                 *       "message": "The request body exceeds the size limit.",
+                 *       "message": "The request body exceeds the 16 KiB limit.",
                  *       "status": 413
                  *     }
                  */
