@@ -15,6 +15,7 @@ export const layers: Record<string, number> = {
   contract: 0,
   plans: 0,
   version: 0,
+  bounds: 0,
   'env-file': 0,
   limits: 1,
   runtime: 1,

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { KeyUsage } from '@animal-store/spec/admin';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
+import { propagationText } from '../bounds.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
@@ -162,7 +163,7 @@ program
 program
   .command('update')
   .description(
-    "change a key's plan, limits, label or customer: every running instance applies it within 5 seconds, and the running windows keep their counts; a new plan or new limits end the key's ban, and no instance bans it again while they propagate",
+    `change a key's plan, limits, label or customer: every running instance applies it within ${propagationText}, and the running windows keep their counts; a new plan or new limits end the key's ban, and no instance bans it again while they propagate`,
   )
   .argument('<id>', 'the key id shown by `keys list`')
   .addOption(new Option('--plan <plan>', 'the new plan').choices(planNames))
@@ -202,7 +203,7 @@ program
         if (termsDiffer(current, updated)) await store.limiter.termsChanged(id, keyCacheMs);
         if (options.json) return out(JSON.stringify(describe(updated)));
         out(
-          `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within 5 seconds.`,
+          `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within ${propagationText}.`,
         );
       } finally {
         await store.close();
@@ -244,7 +245,7 @@ program
       ),
     );
     out(report.bannedUntil ? `\nBanned until ${report.bannedUntil}.` : '\nNot banned.');
-    out(`\nRequests from ${from} to ${to} (UTC days; written by each instance every 5 seconds):\n`);
+    out(`\nRequests from ${from} to ${to} (UTC days; written by each instance every ${propagationText}):\n`);
     out(
       report.days.length === 0
         ? 'None.'
@@ -257,7 +258,7 @@ program
 
 program
   .command('revoke')
-  .description('revoke a key: every running instance refuses it within 5 seconds')
+  .description(`revoke a key: every running instance refuses it within ${propagationText}`)
   .argument('<id>', 'the key id shown by `keys list`')
   .action(async (id: string) => {
     const store = await openStore();
@@ -269,7 +270,7 @@ program
 
 program
   .command('unban')
-  .description('end a temporary ban now (every instance stops refusing the key within 5 seconds)')
+  .description(`end a temporary ban now (every instance stops refusing the key within ${propagationText})`)
   .argument('<id>', 'the key id shown by `keys list`')
   .action(async (id: string) => {
     const store = await openStore();
@@ -286,7 +287,7 @@ program
   .argument('<id>', 'the key id shown by `keys list`')
   .option(
     '--grace-seconds <n>',
-    'how long the old secret keeps working (default 0: no longer; running instances forget it within 5 seconds)',
+    `how long the old secret keeps working (default 0: no longer; running instances forget it within ${propagationText})`,
     seconds,
   )
   .option('--json', 'print one JSON object')

@@ -2,8 +2,9 @@
 // from memory for a few seconds at a time without a store round trip (the store holds the ban of record,
 // and an operator's `keys unban` reaches every instance within that time); and while the store cannot
 // be asked (Redis down or stalled), every ban this process knows of is still honoured until it ends.
+import { propagationMs } from '../bounds.js';
 /** The longest a ban is answered from memory before the store is asked again. */
-export const banCacheMs = 5_000;
+export const banCacheMs = propagationMs;
 
 export class BanCache {
   readonly #until = new Map<string, number>();

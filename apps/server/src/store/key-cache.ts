@@ -4,12 +4,14 @@
 // the admin API of another instance) within keyCacheMs. Tokens that open no key are remembered as such for
 // the same time, in a cache of their own, so a flood of bad tokens costs no store reads and cannot push the
 // good ones out. lru-cache bounds both; entries are named by a hash of the token, never the token itself.
+
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { propagationMs } from '../bounds.js';
 import type { ApiKey, KeyStore } from './store.js';
 
 /** How long a verified key, or a refused token, is answered from memory. */
-export const keyCacheMs = 5_000;
+export const keyCacheMs = propagationMs;
 /** Entries in each of the two caches. */
 export const keyCacheEntries = 10_000;
 

@@ -3,11 +3,13 @@
 // path) and added to the store every usageFlushMs and at a graceful stop, so a crash loses at most that
 // interval of this process's counts. Days older than the retention are deleted hourly. Written by hand: no
 // metering library fits a store of our own.
+
 import type { Logger } from 'pino';
+import { propagationMs } from '../bounds.js';
 import type { DayUsage, UsageStore } from '../store/store.js';
 
 /** How often counts are written to the store (the most a crash can lose). */
-export const usageFlushMs = 5_000;
+export const usageFlushMs = propagationMs;
 
 export type Outcome = 'admitted' | 'limited' | 'banned';
 

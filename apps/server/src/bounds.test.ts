@@ -1,0 +1,37 @@
+// The propagation bound has one source (bounds.ts): the caches and the meter use it, and the prose that must
+// repeat it (the admin contract, the README, the docs) says the same number, or this fails.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { propagationMs, propagationText } from './bounds.js';
+import { banCacheMs } from './limits/ban-cache.js';
+import { keyCacheMs } from './store/key-cache.js';
+import { usageFlushMs } from './usage/meter.js';
+
+const read = (path: string) =>
+  readFileSync(fileURLToPath(new URL(`../../../${path}`, import.meta.url)), 'utf8');
+
+describe('the propagation bound', () => {
+  it('is the key cache, the ban cache and the usage writes alike', () => {
+    expect([keyCacheMs, banCacheMs, usageFlushMs]).toEqual([propagationMs, propagationMs, propagationMs]);
+  });
+
+  it.each([
+    'spec/admin/openapi.yaml',
+    'spec/admin/paths/keys_{keyId}.yaml',
+    'spec/admin/paths/keys_{keyId}_revoke.yaml',
+    'spec/admin/paths/keys_{keyId}_rotate.yaml',
+    'spec/admin/paths/keys_{keyId}_unban.yaml',
+  ])('%s promises it as bounds.ts says, and no other bound', (file) => {
+    const text = read(file);
+    expect(text).toContain(`within ${propagationText}`);
+    expect(text.match(/within \d+ seconds/g)?.every((s) => s === `within ${propagationText}`)).toBe(true);
+  });
+
+  it.each(['README.md', 'docs/operations.md', 'docs/scaling-out.md'])('%s says the same number', (file) => {
+    const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
+    expect(promises.length).toBeGreaterThan(0);
+    for (const promise of promises)
+      expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
+  });
+});
