@@ -4,9 +4,9 @@
 // (store/rows.ts pairs the properties with their columns; CONTRIBUTING.md, "Adding a field").
 import { readFileSync } from 'node:fs';
 import { bundledSpecPath } from '@animal-store/spec/files';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backend } from './backends.js';
-import { call, startServer, type TestServer } from './harness.js';
+import { call, type TestServer, withServer } from './harness.js';
 
 type Schema = {
   type?: string;
@@ -42,13 +42,9 @@ const sent = Object.fromEntries(
 
 let server: TestServer;
 let key: string;
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
+withServer((started, generous) => {
+  server = started;
+  key = generous;
 });
 
 describe(`every property of NewPet round-trips (${backend})`, () => {

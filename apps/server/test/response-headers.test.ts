@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { bundledSpecPath } from '@animal-store/spec/files';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, holdWriteLock, rateLimitHeaders, startServer, type TestServer } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { call, holdWriteLock, rateLimitHeaders, type TestServer, withServer } from './harness.js';
 
 type Header = { required?: boolean; schema?: object; $ref?: string };
 type Response = { headers?: Record<string, Header>; $ref?: string };
@@ -44,13 +44,9 @@ function expectHeadersKeepContract(res: Response & globalThis.Response, method: 
 
 let server: TestServer;
 let key: string;
-beforeAll(async () => {
-  server = await startServer();
-  key = await server.key({ perMinute: 10_000, perDay: 100_000 });
-});
-afterAll(async () => {
-  server.expectNoContractViolations();
-  await server.close();
+withServer((started, generous) => {
+  server = started;
+  key = generous;
 });
 
 describe('response headers, against the contract', () => {
