@@ -10,7 +10,20 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 
-const run = promisify(execFile);
+const execute = promisify(execFile);
+/** Runs a command; a failure says what it printed. */
+const run = async (
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+) => {
+  try {
+    return await execute(command, args, { ...options, maxBuffer: 1 << 26 });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}\n${stderr ?? ''}`.slice(-4000));
+  }
+};
 const repository = fileURLToPath(new URL('../../../', import.meta.url));
 const clone = join(mkdtempSync(join(tmpdir(), 'animal-store-clone-')), 'animal-store');
 afterAll(() => rmSync(clone, { recursive: true, force: true }));
@@ -37,7 +50,7 @@ it("the README's client tarball command works on a fresh clone after the Quick s
     env,
     maxBuffer: 1 << 26,
   });
-  await run('sh', ['-c', command], { cwd: clone, env, maxBuffer: 1 << 26 });
+  await run('sh', ['-c', command], { cwd: clone, env });
   expect(readdirSync(join(clone, 'packages/client')).filter((f) => f.endsWith('.tgz'))).toEqual([
     expect.stringMatching(/^animal-store-client-\d+\.\d+\.\d+\.tgz$/),
   ]);
