@@ -13,7 +13,8 @@ export interface paths {
         };
         /**
          * List keys
-         * @description Keys in the order they were created (oldest first), never their secrets; revoked keys included
+         * @description Keys in the order they were created (oldest first; keys created in the same millisecond by different
+         *     instances, by id), never their secrets; revoked keys included
          *     unless `revoked=false`. When more keys follow, `nextCursor` names the next page.
          */
         get: operations["listKeys"];

@@ -3,7 +3,7 @@
 // leak, through timing, how much of a guess was right).
 import * as crypto from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { matches, newKeyToken, parseKeyToken } from './key-tokens.js';
+import { matches, newKeyRow, newKeyToken, parseKeyToken } from './key-tokens.js';
 
 vi.mock('node:crypto', async (original) => {
   const actual = await original<typeof import('node:crypto')>();
@@ -31,5 +31,16 @@ describe('matches', () => {
     const comparisons = vi.mocked(crypto.timingSafeEqual).mock.calls.length;
     expect(matches(given, stored)).toBe(expected);
     expect(vi.mocked(crypto.timingSafeEqual).mock.calls.length - comparisons).toBe(1);
+  });
+});
+
+describe('newKeyRow', () => {
+  it('gives keys created one after another strictly increasing creation times (listKeys pages by them)', () => {
+    const quota = { perMinute: 60, perDay: 1000 };
+    // 50 keys in a tight loop: most share a millisecond, yet each is created after the one before.
+    const times = Array.from({ length: 50 }, () => String(newKeyRow({ plan: 'free', quota }).values[7]));
+    for (const [i, time] of times.entries())
+      if (i > 0) expect(time > (times[i - 1] as string), time).toBe(true);
+    for (const time of times) expect(new Date(time).toISOString()).toBe(time);
   });
 });

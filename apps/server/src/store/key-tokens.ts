@@ -76,6 +76,17 @@ export function openedKey(secret: string, row: KeyRow | undefined): ApiKey | und
 export const storedLimits = (plan: Plan, quota: Quota): [number | null, number | null] =>
   plan === 'enterprise' ? [quota.perMinute, quota.perDay] : [null, null];
 
+/**
+ * When a new key is created, strictly after the last key this process created: listKeys pages in creation
+ * order (created_at, then id), and two keys created in one millisecond would otherwise be ordered by their
+ * random ids. Across instances, keys of one millisecond are ordered by id (the admin contract says so).
+ */
+let lastCreated = 0;
+function creationTime(): string {
+  lastCreated = Math.max(Date.now(), lastCreated + 1);
+  return new Date(lastCreated).toISOString();
+}
+
 /** The api_keys columns a new key sets, in the order of newKeyRow's values. */
 export const newKeyColumns =
   'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint';
@@ -93,7 +104,7 @@ export function newKeyRow(options: KeyFields, request?: CreationRequest) {
     ...storedLimits(options.plan, options.quota),
     options.label ?? null,
     options.customerId ?? null,
-    new Date().toISOString(),
+    creationTime(),
     request?.key ?? null,
     request?.fingerprint ?? null,
   ] as const;
