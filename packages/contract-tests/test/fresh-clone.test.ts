@@ -45,11 +45,7 @@ it("the README's client tarball command works on a fresh clone after the Quick s
   expect(packCommand('packages/client/README.md')).toBe(command);
   await run('git', ['clone', '--quiet', '--no-hardlinks', repository, clone]);
   expect(readdirSync(join(clone, 'packages/client/src'))).not.toContain('generated');
-  await run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline'], {
-    cwd: clone,
-    env,
-    maxBuffer: 1 << 26,
-  });
+  await run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline'], { cwd: clone, env });
   await run('sh', ['-c', command], { cwd: clone, env });
   expect(readdirSync(join(clone, 'packages/client')).filter((f) => f.endsWith('.tgz'))).toEqual([
     expect.stringMatching(/^animal-store-client-\d+\.\d+\.\d+\.tgz$/),

@@ -6,7 +6,7 @@ import { answers, HttpError } from './http-error.js';
 
 /** express.json, after the checks that must come first: declared size, then charset. */
 export function jsonBody(limitBytes: number) {
-  const declaredSize = (req: Request, res: Response, next: NextFunction) => {
+  const declaredSize = (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length') ?? 0);
     if (length <= limitBytes) return next();
     // Answered without reading the body; closing the connection saves the client from sending it.
