@@ -16,7 +16,7 @@ type Integer = number | string;
  * Every property of the contract's Pet and the column that stores it, the one place they are paired:
  * `satisfies` makes a property the contract adds to Pet a type error here until it has a column (and a
  * migration on each engine: sqlite/database.ts, postgres/database.ts). Every statement that reads or
- * writes pets is built from it (petSelect, newPetColumns), so nothing else spells the columns out.
+ * writes pets is built from it (petSelect, petInsert), so nothing else spells the columns out.
  * `integer` marks the columns PostgreSQL returns as strings (BIGINT).
  */
 export const petColumns = {
@@ -34,8 +34,15 @@ const petFields = Object.entries(petColumns) as [keyof Pet, { column: PetColumn;
 export const petSelect = (alias?: string): string =>
   petFields.map(([, { column }]) => (alias ? `${alias}.${column}` : column)).join(', ');
 /** The properties of a new pet (all but the id) and their columns, in one order, for an INSERT. */
-export const newPetColumns = petFields.filter(([property]) => property !== 'id');
-/** The values of a new pet in newPetColumns' order. */
+const newPetColumns = petFields.filter(([property]) => property !== 'id');
+/**
+ * The INSERT of a new pet that returns the stored row, with the engine's placeholders (`?`, or `$1`, `$2`,
+ * ... given their position from 1); its values are newPetValues'.
+ */
+export const petInsert = (placeholder: (position: number) => string): string =>
+  `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
+   VALUES (${newPetColumns.map((_, i) => placeholder(i + 1)).join(', ')}) RETURNING ${petSelect()}`;
+/** The values of a new pet in petInsert's order. */
 export const newPetValues = (pet: Omit<Pet, 'id'>): unknown[] =>
   newPetColumns.map(([property]) => pet[property as keyof Omit<Pet, 'id'>]);
 

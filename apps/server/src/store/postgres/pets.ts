@@ -1,12 +1,11 @@
 // Pets on PostgreSQL. No HTTP here.
 import type pg from 'pg';
-import { newPetColumns, newPetValues, type PetRow, petSelect, toPet } from '../rows.js';
+import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
 import { type Pg, translate } from './database.js';
 
 const columns = petSelect();
-const insert = `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
-  VALUES (${newPetColumns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING ${columns}`;
+const insert = petInsert((position) => `$${position}`);
 
 export function createPostgresPetStore({ pool, query }: Pg): PetStore {
   return {

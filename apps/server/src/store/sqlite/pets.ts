@@ -1,17 +1,14 @@
 // Pets on SQLite: prepared statements over the pets table. No HTTP here.
 import type { Pet, PetStatus } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
-import { newPetColumns, newPetValues, type PetRow, petSelect, toPet } from '../rows.js';
+import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { IdempotencyScope, PetStore } from '../store.js';
 import type { Db } from './database.js';
 
 const columns = petSelect();
 
 export function createSqlitePetStore(db: Db): PetStore {
-  const insert = db.prepare<unknown[], PetRow>(
-    `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
-     VALUES (${newPetColumns.map(() => '?').join(', ')}) RETURNING ${columns}`,
-  );
+  const insert = db.prepare<unknown[], PetRow>(petInsert(() => '?'));
   const byId = db.prepare<[bigint], PetRow>(`SELECT ${columns} FROM pets WHERE id = ?`);
   const after = db.prepare<[number, number], PetRow>(
     `SELECT ${columns} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
