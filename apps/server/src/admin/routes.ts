@@ -13,7 +13,6 @@ import { answers, HttpError } from '../http/http-error.js';
 import { fingerprint } from '../http/idempotency.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { type Plan, QuotaError, quotaFor } from '../plans.js';
-import { keyCacheMs } from '../store/key-cache.js';
 import { keyAfter, termsDiffer } from '../store/key-change.js';
 import type { ApiKey, Store } from '../store/store.js';
 import { dayMs, type UsageMeter, utcDay } from '../usage/meter.js';
@@ -161,7 +160,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       limitsChecked(() => keyAfter(current, change, limitNames)),
     );
     if (!updated) throw noActiveKey(id, current);
-    if (termsDiffer(current, updated)) await limiter.termsChanged(id, keyCacheMs);
+    if (termsDiffer(current, updated)) await limiter.termsChanged(id);
     audit(who(req, res, 'updateKey'), current, updated);
     res.json(view(updated));
   });

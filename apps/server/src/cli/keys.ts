@@ -10,7 +10,6 @@ import { propagationText } from '../bounds.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
-import { keyCacheMs } from '../store/key-cache.js';
 import { keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
@@ -200,7 +199,7 @@ program
           }),
         );
         if (!updated) return program.error(`error: no active key with id ${id}`);
-        if (termsDiffer(current, updated)) await store.limiter.termsChanged(id, keyCacheMs);
+        if (termsDiffer(current, updated)) await store.limiter.termsChanged(id);
         if (options.json) return out(JSON.stringify(describe(updated)));
         out(
           `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within ${propagationText}.`,

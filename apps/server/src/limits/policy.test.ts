@@ -1,6 +1,7 @@
 // The policy on the memory counters, with the clock moved by hand (vitest's fake timers drive Date.now):
 // no real sleeps. The engines' own counters are tested against the real engines (test/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { propagationMs } from '../bounds.js';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
 
@@ -109,10 +110,10 @@ describe('createRateLimiter', () => {
       return seen;
     };
     expect(await run(4)).toEqual(['ok', 'rate_limited', 'rate_limited', 'temporarily_banned']);
-    await limiter.termsChanged('new-terms', 5_000);
-    // Still refused past the limits this instance applies, but never banned within the 5 s.
+    await limiter.termsChanged('new-terms');
+    // Still refused past the limits this instance applies, but never banned within the propagation bound.
     expect(await run(6)).toEqual(Array(6).fill('rate_limited'));
-    vi.advanceTimersByTime(5_001);
+    vi.advanceTimersByTime(propagationMs + 1);
     expect(await run(3)).toEqual(['rate_limited', 'rate_limited', 'temporarily_banned']);
     await limiter.close();
   });

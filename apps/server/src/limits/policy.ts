@@ -6,6 +6,7 @@
 // rate-limiter-flexible, used here before, is gone: it counts every request in the store (a ban read and
 // two upserts per request were a quarter of the server's CPU), and its atomic step cannot grant part of a
 // request for points, which a lease needs. Each engine implements the five operations instead.
+import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
 import { type WindowName, windows } from '../plans.js';
 import { BanCache } from './ban-cache.js';
@@ -60,11 +61,12 @@ export interface RateLimiter {
   /** Ends the key's ban and clears its record of violations. */
   unban(id: string): Promise<void>;
   /**
-   * The key's plan or limits changed: its ban (earned under the old terms) ends, and for `graceMs` (the
-   * time every instance takes to see the new terms) no instance bans it again, since one still applying
-   * the old limits would judge it by them. It is still refused (429) past whatever limits an instance applies.
+   * The key's plan or limits changed: its ban (earned under the old terms) ends, and for the propagation
+   * bound (bounds.ts: the time every instance takes to see the new terms) no instance bans it again, since
+   * one still applying the old limits would judge it by them. It is still refused (429) past whatever
+   * limits an instance applies.
    */
-  termsChanged(id: string, graceMs: number): Promise<void>;
+  termsChanged(id: string): Promise<void>;
   /** Gives this process's unused leases back to the store (a graceful stop) and stops its timer. */
   close(): Promise<void>;
 }
@@ -221,8 +223,8 @@ export function createRateLimiter(
       return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
     },
     unban,
-    async termsChanged(id, graceMs) {
-      await store.mark(names(id).newTerms, graceMs);
+    async termsChanged(id) {
+      await store.mark(names(id).newTerms, propagationMs);
       await unban(id);
     },
     async close() {
