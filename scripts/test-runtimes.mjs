@@ -4,6 +4,7 @@
 // the npm registry (`npx -p node@<major>`), and each gets one line naming it and its result.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { withoutNpxOptions } from '../packages/test-support/dist/index.js';
 
 const client = JSON.parse(readFileSync(new URL('../packages/client/package.json', import.meta.url), 'utf8'));
 const majors = [...client.engines.node.matchAll(/\^(\d+)\./g)].map((m) => m[1]);
@@ -14,11 +15,10 @@ const suites = [
   ['the server on SQLite', 'pnpm --filter @animal-store/server exec vitest run --project sqlite'],
 ];
 
-// This script runs under `npx -p node@24 -p pnpm@10 -c '…'` (.ci/run): that npx's own options reach it as
-// npm_config_call and npm_config_package, and a nested npx would read them and stop with a usage error.
-const env = { ...process.env };
-delete env.npm_config_call;
-delete env.npm_config_package;
+// This script runs under `npx -p node@24 -p pnpm@10 -c '…'` (.ci/run): the npx it starts gets the
+// environment without that npx's own options (withoutNpxOptions, from the built test-support package:
+// `pnpm test:runtimes` builds the tree first).
+const env = withoutNpxOptions();
 
 const results = [];
 for (const major of majors.filter((m) => m !== current)) {

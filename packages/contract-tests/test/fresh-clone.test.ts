@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { withoutNpxOptions } from '@animal-store/test-support';
 import { afterAll, expect, it } from 'vitest';
 
 const execute = promisify(execFile);
@@ -36,9 +37,8 @@ const packCommand = (file: string) => {
   return found[0] as string;
 };
 
-// An npx this suite may run under (`npx -p node@24 -p pnpm@10 -c '…'`, .ci/run) passes its own options
-// down as npm_config_call/package; the reader's shell has none.
-const { npm_config_call: _call, npm_config_package: _package, ...env } = process.env;
+// As the reader's shell would have it: without an enclosing npx's options (see withoutNpxOptions).
+const env = withoutNpxOptions();
 
 it("the README's client tarball command works on a fresh clone after the Quick start's install", async () => {
   const command = packCommand('README.md');

@@ -14,6 +14,7 @@ import {
   listeningUrl,
   type ServerProcess,
   spawnUntilReady,
+  withoutNpxOptions,
 } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -29,11 +30,8 @@ let token: string;
 let version: string;
 const started: ServerProcess[] = [];
 
-/**
- * The environment of the commands below, without the options of an npx this test may run under (`npx -p
- * node@24 -p pnpm@10 -c '…'`, .ci/run): a nested npx would read them and stop with a usage error.
- */
-const { npm_config_call: _call, npm_config_package: _package, ...inherited } = process.env;
+/** The environment of the commands below, without an enclosing npx's options (see withoutNpxOptions). */
+const inherited = withoutNpxOptions();
 const sh = (command: string, cwd: string, env: Record<string, string> = {}) =>
   exec('sh', ['-c', command], { cwd, env: { ...inherited, CI: '', ...env }, maxBuffer: 1 << 26 });
 

@@ -65,3 +65,13 @@ export async function freePort(): Promise<number> {
   await once(probe, 'close');
   return port;
 }
+
+/**
+ * `env` without the options of an npx the process may run under (`npx -p node@24 -p pnpm@10 -c '…'`, the
+ * README's form and .ci/run's): they reach it as npm_config_call and npm_config_package, and an npx it
+ * starts would read them and stop with a usage error. A reader's own shell has neither.
+ */
+export function withoutNpxOptions(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const { npm_config_call: _call, npm_config_package: _package, ...rest } = env;
+  return rest;
+}
