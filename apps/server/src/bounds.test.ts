@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { propagationMs, propagationText } from './bounds.js';
 import { banCacheMs } from './limits/ban-cache.js';
+import { reportMs } from './limits/policy.js';
 import { keyCacheMs } from './store/key-cache.js';
 import { usageFlushMs } from './usage/meter.js';
 
@@ -12,8 +13,8 @@ const read = (path: string) =>
   readFileSync(fileURLToPath(new URL(`../../../${path}`, import.meta.url)), 'utf8');
 
 describe('the propagation bound', () => {
-  it('is the key cache, the ban cache and the usage writes alike', () => {
-    expect([keyCacheMs, banCacheMs, usageFlushMs]).toEqual([propagationMs, propagationMs, propagationMs]);
+  it('is the key cache, the ban cache, the usage writes and the admitted reports alike', () => {
+    expect([keyCacheMs, banCacheMs, usageFlushMs, reportMs]).toEqual(Array(4).fill(propagationMs));
   });
 
   it.each([
@@ -22,6 +23,7 @@ describe('the propagation bound', () => {
     'spec/admin/paths/keys_{keyId}_revoke.yaml',
     'spec/admin/paths/keys_{keyId}_rotate.yaml',
     'spec/admin/paths/keys_{keyId}_unban.yaml',
+    'spec/admin/components/schemas/Window.yaml',
   ])('%s promises it as bounds.ts says, and no other bound', (file) => {
     const text = read(file);
     expect(text).toContain(`within ${propagationText}`);

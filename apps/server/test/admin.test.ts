@@ -386,8 +386,9 @@ describe('getKeyUsage', () => {
     for (const usage of [before, after]) {
       expect(usage.days).toEqual([{ date: today, ...outcomes }]);
       expect(usage.windows).toEqual([
-        { name: 'minute', limit: 3, used: 3, remaining: 0, resetAt: expect.any(String) },
-        { name: 'day', limit: 100, used: 3, remaining: 97, resetAt: expect.any(String) },
+        { name: 'minute', limit: 3, used: 3, reserved: 0, remaining: 0, resetAt: expect.any(String) },
+        // The day lease was 12 points (an eighth of the limit): 3 admitted, 9 reserved.
+        { name: 'day', limit: 100, used: 3, reserved: 9, remaining: 97, resetAt: expect.any(String) },
       ]);
     }
     const [row] = await server.sql<{ admitted: number }>(
@@ -404,8 +405,8 @@ describe('getKeyUsage', () => {
       days: [],
       bannedUntil: null,
       windows: [
-        { name: 'minute', limit: 60, used: 0, remaining: 60, resetAt: null },
-        { name: 'day', limit: 1000, used: 0, remaining: 1000, resetAt: null },
+        { name: 'minute', limit: 60, used: 0, reserved: 0, remaining: 60, resetAt: null },
+        { name: 'day', limit: 1000, used: 0, reserved: 0, remaining: 1000, resetAt: null },
       ],
     });
     for (const query of [

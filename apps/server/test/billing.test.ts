@@ -1,7 +1,8 @@
 // The admin API as a billing system uses it, end to end against two instances of the built server on one
 // store (the project's backend: SQLite, PostgreSQL, PostgreSQL + Redis): create a free key for a customer,
 // use it until it is limited and banned, move it to pro and lift the ban, see the other instance admit it
-// under the pro limit within 5 seconds, read today's usage exactly, rotate it with a grace period, revoke it.
+// under the pro limit within 5 seconds, read today's usage and the day window's admissions exactly (from
+// either instance), rotate it with a grace period, revoke it.
 // Then usage against kill -9 (at most the last 5 seconds of one instance are lost) and a graceful stop.
 import { describe, expect, it } from 'vitest';
 import { usageFlushMs } from '../src/usage/meter.js';
@@ -114,6 +115,23 @@ describe('a billing system drives the admin API', () => {
       days = ((await res.json()) as { days: unknown }).days;
       return JSON.stringify(days) === JSON.stringify([{ date: today, ...counted }]);
     }).catch(() => expect(days).toEqual([{ date: today, ...counted }]));
+    // The day window, asked of either instance, shows what was admitted apart from what the instances'
+    // leases hold (each instance reports its admissions within 5 seconds).
+    type Window = { name: string; limit: number; used: number; reserved: number; remaining: number };
+    const dayWindow = async (server: ServerProcess) => {
+      const res = await admin(server, `/keys/${key.id}/usage`);
+      return ((await res.json()) as { windows: Window[] }).windows.find((w) => w.name === 'day') as Window;
+    };
+    let seen: Window[] = [];
+    await within(usageFlushMs * 2 + 1_000, async () => {
+      seen = await Promise.all([dayWindow(a), dayWindow(b)]);
+      return seen.every((w) => w.used === counted.admitted);
+    }).catch(() => expect(seen.map((w) => w.used)).toEqual([counted.admitted, counted.admitted]));
+    for (const window of seen) {
+      expect(window).toMatchObject({ limit: 10_000, remaining: 10_000 - counted.admitted });
+      expect(window.reserved).toBeGreaterThan(0); // B holds a lease of the pro day window
+      expect(window.reserved).toBeLessThanOrEqual(200); // at most 100 per instance
+    }
 
     // Rotate with a 2 s grace: both secrets work on both instances, then the old one is refused.
     const rotated = await admin(b, `/keys/${key.id}/rotate`, {

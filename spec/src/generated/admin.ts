@@ -304,12 +304,30 @@ export interface components {
              */
             previousSecretValidUntil: string | null;
         };
-        /** @description A running rate-limit window of the key. */
+        /**
+         * @description A running rate-limit window of the key. Instances admit requests from points they lease from the window
+         *     in advance, so each of the window's points is admitted (`used`), held by an instance's lease and not
+         *     admitted yet (`reserved`), or free. Every instance reports what it admitted, so `used` is the same
+         *     whichever instance answers within 5 seconds of the last request.
+         */
         Window: {
             /** @enum {string} */
             name: "minute" | "day";
             limit: number;
+            /**
+             * @description Requests admitted in the window: exact for the instance that answers, and every other instance's
+             *     as of its last report (they report within 5 seconds). For a day window that started today, it is
+             *     today's `admitted` in `days`.
+             */
             used: number;
+            /**
+             * @description Points that instances have leased from the window and not reported as admitted. An instance admits
+             *     requests from its lease without asking the shared store, so a request that reaches an instance
+             *     holding none can be refused up to this many requests before `remaining` reaches 0. An instance that
+             *     stops gracefully gives its unused points back; a crashed one's stay reserved until the window ends.
+             */
+            reserved: number;
+            /** @description `limit` minus `used`: how many more requests the window may admit. */
             remaining: number;
             /**
              * Format: date-time
@@ -933,6 +951,7 @@ export interface operations {
                      *           "name": "minute",
                      *           "limit": 300,
                      *           "used": 12,
+                     *           "reserved": 1,
                      *           "remaining": 288,
                      *           "resetAt": "2026-11-23T10:13:00.000Z"
                      *         },
@@ -940,6 +959,7 @@ export interface operations {
                      *           "name": "day",
                      *           "limit": 10000,
                      *           "used": 873,
+                     *           "reserved": 100,
                      *           "remaining": 9127,
                      *           "resetAt": "2026-11-24T09:00:00.000Z"
                      *         }

@@ -233,11 +233,12 @@ program
     if (options.json) return out(JSON.stringify(report));
     out(
       table(
-        ['WINDOW', 'LIMIT', 'USED', 'REMAINING', 'RESETS'],
+        ['WINDOW', 'LIMIT', 'USED', 'RESERVED', 'REMAINING', 'RESETS'],
         report.windows.map((w) => [
           w.name,
           String(w.limit),
           String(w.used),
+          String(w.reserved),
           String(w.remaining),
           w.resetAt ?? '-',
         ]),

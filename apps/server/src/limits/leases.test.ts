@@ -2,7 +2,7 @@
 // engines), with a clock moved by hand.
 import { describe, expect, it } from 'vitest';
 import type { CounterStore } from './counter-store.js';
-import { Leases, maxLease, recheckMs } from './leases.js';
+import { admittedCount, Leases, maxLease, recheckMs } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
 function setup() {
@@ -98,5 +98,42 @@ describe('Leases', () => {
     expect(one.decidesInMemory('minute:k', 80)).toBe(true);
     one.untake('minute:k');
     expect(one.peek('minute:k', 80, 60_000).remaining).toBe(80);
+  });
+
+  it('reports what each process admitted apart from what it leased, and keeps a failed report for the next', async () => {
+    const { leases, store, clock } = setup();
+    const [a, b] = [leases(), leases()];
+    await takeAll(a, 7, 800); // leases 100
+    await takeAll(b, 5, 800); // leases 100
+    a.untake('minute:k'); // one of A's requests did not count after all
+    expect(a.unreported('minute:k')).toBe(6);
+    const admitted = () => store.read(admittedCount('minute:k'));
+    expect((await admitted()).used).toBe(0);
+    await Promise.all([a.report(), b.report()]);
+    expect(await admitted()).toEqual({ used: 11, resetAt: (await store.read('minute:k')).resetAt });
+    expect((await store.read('minute:k')).used).toBe(200); // taken: admitted and reserved together
+    expect([a.unreported('minute:k'), b.unreported('minute:k')]).toEqual([0, 0]);
+    await takeAll(a, 2, 800);
+    await a.report();
+    expect((await admitted()).used).toBe(13);
+    clock.advance(60_000); // the count ends with its window
+    expect(await admitted()).toEqual({ used: 0, resetAt: 0 });
+  });
+
+  it('keeps the admitted points of a report the store refused, and reports them next time', async () => {
+    const { store, clock } = setup();
+    let down = true;
+    const flaky: CounterStore = {
+      ...store,
+      take: (key, ...rest) =>
+        down && key.startsWith('admitted:') ? Promise.reject(new Error('down')) : store.take(key, ...rest),
+    };
+    const one = new Leases(flaky, clock.now);
+    await takeAll(one, 3, 800);
+    await one.report();
+    expect(one.unreported('minute:k')).toBe(3);
+    down = false;
+    await one.report();
+    expect((await store.read(admittedCount('minute:k'))).used).toBe(3);
   });
 });

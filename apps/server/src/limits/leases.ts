@@ -13,6 +13,9 @@
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
 //   used, so it never claims what another process holds.
+// - What was admitted is counted apart from what is leased: each process adds the points it used to the
+//   window's admitted count (`admittedCount`) every `report`, so operators read admissions exactly (every
+//   process's as of its last report) and leased points as reserved, not as used.
 import type { CounterStore } from './counter-store.js';
 
 /** The most points one lease holds: a crash under-admits by at most this many per key and window. */
@@ -21,6 +24,9 @@ export const maxLease = 100;
 export const recheckMs = 1_000;
 
 export type WindowView = { limit: number; remaining: number; resetMs: number };
+
+/** The counter of the points of window `key` that requests used, reported by every process (`report`). */
+export const admittedCount = (key: string) => `admitted:${key}`;
 export type Taken = WindowView & { admitted: boolean };
 
 type Lease = {
@@ -32,6 +38,8 @@ type Lease = {
   resetAt: number;
   /** The counter store's epoch at the take (see CounterStore.epoch). */
   epoch: number;
+  /** Points used by requests and not yet added to the window's admitted count (see report). */
+  unreported: number;
   /** When the store last granted nothing (the window is exhausted). */
   exhaustedAt?: number;
   /** The take in flight, which every request waiting for this window shares. */
@@ -43,6 +51,8 @@ const leaseSize = (limit: number, used: number) =>
 
 export class Leases {
   readonly #leases = new Map<string, Lease>();
+  /** Give-backs and reports of leases dropped mid-window (a limit changed), which a stop waits for. */
+  readonly #settling = new Set<Promise<void>>();
   constructor(
     private readonly store: CounterStore,
     private readonly now: () => number,
@@ -58,6 +68,7 @@ export class Leases {
       }
       if (lease && lease.left > 0) {
         lease.left--;
+        lease.unreported++;
         return { admitted: true, ...this.#view(lease) };
       }
       if (lease && this.#exhaustedRecently(lease)) return { admitted: false, ...this.#view(lease) };
@@ -78,7 +89,10 @@ export class Leases {
   /** Returns a point taken by `take` that the request did not use after all (another window refused it). */
   untake(key: string): void {
     const lease = this.#leases.get(key);
-    if (lease && lease.resetAt > this.now()) lease.left++;
+    if (lease && lease.resetAt > this.now()) {
+      lease.left++;
+      lease.unreported = Math.max(0, lease.unreported - 1);
+    }
   }
 
   /** The window as this process knows it, without asking the store (a full window when none is known). */
@@ -87,10 +101,31 @@ export class Leases {
     return lease ? this.#view(lease) : { limit, remaining: limit, resetMs: windowMs };
   }
 
-  /** Points of the window this process holds and has not used (the store counts them as used). */
-  unused(key: string): number {
+  /** Points of the window this process admitted and has not reported yet (see report). */
+  unreported(key: string): number {
     const lease = this.#leases.get(key);
-    return lease && lease.resetAt > this.now() ? lease.left : 0;
+    return lease && lease.resetAt > this.now() ? lease.unreported : 0;
+  }
+
+  /**
+   * Adds the points each running window's requests used since the last report to its admitted count, a
+   * counter that ends with the window. A report that fails is kept for the next one.
+   */
+  async report(): Promise<void> {
+    await Promise.all([...this.#leases].map(([key, lease]) => this.#report(key, lease)));
+    await Promise.all(this.#settling);
+  }
+
+  async #report(key: string, lease: Lease): Promise<void> {
+    const untilEnd = lease.resetAt - this.now();
+    const points = lease.unreported;
+    if (points <= 0 || untilEnd <= 0) return;
+    lease.unreported = 0;
+    const windowEnds = lease.resetAt;
+    // A counter of no limit of its own that ends when the window does (take starts it at the first report).
+    await this.store.take(admittedCount(key), points, Number.MAX_SAFE_INTEGER, untilEnd).catch(() => {
+      if (lease.resetAt === windowEnds) lease.unreported += points;
+    });
   }
 
   /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
@@ -121,9 +156,16 @@ export class Leases {
     if (lease.resetAt > this.now() && lease.limit === limit && lease.epoch === epoch) return lease;
     this.#leases.delete(key);
     if (lease.epoch !== epoch) return undefined; // taken from a store that no longer answers: dropped
-    // The key's limit changed mid-window: what this process holds goes back, the new limit applies.
-    if (lease.limit !== limit && lease.left > 0 && lease.resetAt > this.now()) {
-      void this.store.giveBack(key, lease.left, lease.resetAt).catch(() => {});
+    // The key's limit changed mid-window: what this process holds goes back, the new limit applies; what
+    // it admitted is reported.
+    if (lease.limit !== limit && lease.resetAt > this.now()) {
+      const settled = Promise.all([
+        lease.left > 0 && this.store.giveBack(key, lease.left, lease.resetAt).catch(() => {}),
+        this.#report(key, lease),
+      ]).then(() => {
+        this.#settling.delete(settled);
+      });
+      this.#settling.add(settled);
     }
     return undefined;
   }
@@ -142,14 +184,18 @@ export class Leases {
   }
 
   #refill(key: string, limit: number, windowMs: number, previous: Lease | undefined): Promise<void> {
-    const lease: Lease = previous ?? { limit, left: 0, used: 0, resetAt: 0, epoch: 0 };
+    const lease: Lease = previous ?? { limit, left: 0, used: 0, resetAt: 0, epoch: 0, unreported: 0 };
     lease.epoch = this.store.epoch?.() ?? 0;
     this.#leases.set(key, lease);
     lease.refill = (async () => {
       try {
         const grant = await this.store.take(key, leaseSize(limit, lease.used), limit, windowMs);
-        // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty.
-        lease.left = (grant.resetAt === lease.resetAt ? lease.left : 0) + grant.granted;
+        // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
+        // (what the ended one admitted and did not report ended with it).
+        // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
+        const sameWindow = lease.resetAt > this.now();
+        lease.left = (sameWindow ? lease.left : 0) + grant.granted;
+        if (!sameWindow) lease.unreported = 0;
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
         lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;

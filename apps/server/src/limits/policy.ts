@@ -5,13 +5,13 @@
 //
 // rate-limiter-flexible, used here before, is gone: it counts every request in the store (a ban read and
 // two upserts per request were a quarter of the server's CPU), and its atomic step cannot grant part of a
-// request for points, which a lease needs. Each engine implements the five operations instead.
+// request for points, which a lease needs. Each engine implements the counter store's operations instead.
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
 import { type WindowName, windows } from '../plans.js';
 import { BanCache } from './ban-cache.js';
 import type { CounterStore } from './counter-store.js';
-import { Leases, type WindowView } from './leases.js';
+import { admittedCount, Leases, type WindowView } from './leases.js';
 
 export type WindowState = {
   name: WindowName;
@@ -37,15 +37,18 @@ export type Subject =
   | { kind: 'key'; id: string; perMinute: number; perDay: number }
   | { kind: 'address'; address: string };
 
-/** A key's window as operators see it (admin API): what has been used of it, and when it ends. */
+/** A key's window as operators see it (admin API): what has been admitted of it, and when it ends. */
 export type WindowUsage = {
   name: WindowName;
   limit: number;
   /**
-   * Requests counted in the window: this process's exactly; another instance's leased points count as
-   * used until it uses them or gives them back.
+   * Requests admitted in the window: this process's exactly, every other instance's as of its last report
+   * (every propagation bound, bounds.ts); the same whichever instance answers once they have reported.
    */
   used: number;
+  /** Points instances have leased from the window and not reported as admitted (leases.ts). */
+  reserved: number;
+  /** `limit − used`: what the key may still be admitted in the window. */
   remaining: number;
   /** When the window ends (epoch milliseconds), or 0 when none runs. */
   resetAt: number;
@@ -67,11 +70,14 @@ export interface RateLimiter {
    * limits an instance applies.
    */
   termsChanged(id: string): Promise<void>;
-  /** Gives this process's unused leases back to the store (a graceful stop) and stops its timer. */
+  /** Reports what this process admitted, gives its unused leases back (a graceful stop), stops its timers. */
   close(): Promise<void>;
 }
 
 export type LimiterOptions = Limits;
+
+/** How often a process reports what its windows admitted: within the propagation bound, as usage counts. */
+export const reportMs = propagationMs;
 
 /**
  * How long until a request would be admitted: the longest reset among the exhausted windows (a key out of
@@ -118,6 +124,8 @@ export function createRateLimiter(
   const banCache = new BanCache(now);
   const sweeper = setInterval(() => leases.sweep(), ms('minute'));
   sweeper.unref();
+  const reporter = setInterval(() => void leases.report(), reportMs);
+  reporter.unref();
   const names = (id: string) => ({
     minute: `minute:${id}`,
     day: `day:${id}`,
@@ -216,9 +224,21 @@ export function createRateLimiter(
     async windows(id, quota) {
       const key = names(id);
       const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
-        const { used, resetAt } = await store.read(counter);
-        const counted = Math.max(0, used - leases.unused(counter));
-        return { name, limit, used: counted, remaining: Math.max(0, limit - counted), resetAt };
+        const [taken, reported] = await Promise.all([
+          store.read(counter),
+          store.read(admittedCount(counter)),
+        ]);
+        // The admitted count ends with its window; one outliving it (by a clock tick) is not this window's.
+        const admitted = taken.resetAt > 0 ? reported.used + leases.unreported(counter) : 0;
+        const used = Math.min(admitted, taken.used);
+        return {
+          name,
+          limit,
+          used,
+          reserved: taken.used - used,
+          remaining: Math.max(0, limit - used),
+          resetAt: taken.resetAt,
+        };
       };
       return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
     },
@@ -229,6 +249,8 @@ export function createRateLimiter(
     },
     async close() {
       clearInterval(sweeper);
+      clearInterval(reporter);
+      await leases.report();
       await leases.release();
     },
   };

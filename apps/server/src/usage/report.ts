@@ -35,10 +35,11 @@ export async function keyUsage(
   ]);
   return {
     id: key.id,
-    windows: windows.map(({ name, limit, used, remaining, resetAt }) => ({
+    windows: windows.map(({ name, limit, used, reserved, remaining, resetAt }) => ({
       name,
       limit,
       used,
+      reserved,
       remaining,
       resetAt: iso(resetAt),
     })),
