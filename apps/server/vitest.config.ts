@@ -22,7 +22,7 @@ const reachable = (url: URL, port: number) =>
 
 /** The suites that drive the HTTP surface, the limiter's leases and the counters: these run on every backend. */
 const httpSuites = [
-  'test/admin.test.ts',
+  'test/admin/*.test.ts',
   'test/admin-hostile.test.ts',
   'test/auth.test.ts',
   'test/billing.test.ts',

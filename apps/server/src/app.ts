@@ -1,28 +1,27 @@
-// createApp: wiring only, no listen. Outside the base path: liveness, readiness, the contract and its
-// docs. Under it, one router, in this order: deprecation headers → identify the key → rate limit → CORS
-// (answers preflights) → require a key → sunset → decodable path → HEAD as GET → canonical query
-// integers → JSON body → contract validation → handlers (idempotency on createPet; response validation
-// wraps them); then the JSON 404 and the error handler.
+// createApp: the public API's wiring, no listen, in the shell both apps share (http/contract-app.ts).
+// Outside the base path: liveness, readiness, metrics, the contract and its docs. Under it, the chain
+// below, in its order (docs/architecture.md shows it, and a test holds the two together): the request's
+// key, its rate limit, CORS, the request's shape, the contract's validation (requests and responses),
+// the handlers (pets/routes.ts, idempotency on createPet).
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { interfaceVersion, requestBodyLimit } from '@animal-store/spec';
-import express, { type Express, Router } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { TrustProxy } from './config.js';
 import {
   basePath,
-  documentedQuery,
   integerQueryParameters,
   loadContract,
   type OpenApiDocument,
   responseHeaders,
 } from './contract.js';
 import { canonicalIntegers } from './http/canonical-integers.js';
+import { contractApp } from './http/contract-app.js';
 import { corsFor } from './http/cors.js';
 import { decodablePath } from './http/decodable-path.js';
 import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
-import { docsPage } from './http/docs-page.js';
-import { errorHandler, notFound, storeUnavailable } from './http/errors.js';
+import { storeUnavailable } from './http/errors.js';
 import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
 import { headAsGet } from './http/head-as-get.js';
 import { sendError } from './http/http-error.js';
@@ -32,7 +31,6 @@ import { jsonBody } from './http/json-body.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
 import { parseQueryOnce, plainQueryNames } from './http/plain-query-names.js';
 import { rateLimit, type UsageRecorder } from './http/rate-limit.js';
-import { requestLog } from './http/request-log.js';
 import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
 import type { RateLimiter } from './limits/policy.js';
 import { createMetrics, type Metrics, operations } from './ops/metrics.js';
@@ -96,19 +94,64 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   const checks = schemaChecks(contract, onViolation);
   const metrics = deps.metrics ?? serviceMetrics(contract, deps.backend);
 
-  const app = express();
-  app.disable('x-powered-by');
-  if (deps.trustProxy !== undefined) app.set('trust proxy', deps.trustProxy);
-  app.disable('etag'); // every /v1 response carries fresh rate-limit headers: nothing to revalidate (and it costs)
-  app.use(requestLog(logger, documentedQuery(contract)));
-  app.use(unsupportedExpectationOutside(basePath));
-  app.get('/healthz', (_req, res) => {
-    // Liveness only: the process answers; /readyz checks the store.
-    res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
-  });
-  app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken));
   const health = deps.health ?? new StoreHealth(logger);
-  app.get('/readyz', async (_req, res) => {
+  return contractApp({
+    logger,
+    contract,
+    basePath,
+    docsPath,
+    trustProxy: deps.trustProxy,
+    checks,
+    storeErrors: metrics.storeErrors,
+    health,
+    outside(app) {
+      app.use(unsupportedExpectationOutside(basePath));
+      app.get('/healthz', (_req, res) => {
+        // Liveness only: the process answers; /readyz checks the store.
+        res.json({ status: 'ok', version: serverVersion, contract: interfaceVersion });
+      });
+      app.get('/metrics', metricsEndpoint(metrics, deps.metricsToken));
+      app.get('/readyz', readiness(store, health, logger, deps.degraded));
+    },
+    chain: [
+      ...(deps.tracing ? [serverSpans(operations(contract, basePath))] : []),
+      parseQueryOnce,
+      metrics.observe,
+      function noteWrites(req, res, next) {
+        // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).
+        if (req.method === 'POST')
+          res.once('finish', () => res.statusCode === 201 && health.succeededWrite());
+        next();
+      },
+      announceDeprecations,
+      identify(store.keys),
+      rateLimit(deps.limiter, logger, metrics, deps.usage),
+      unsupportedExpectation,
+      ...(deps.corsOrigins?.length ? [corsFor(deps.corsOrigins, responseHeaders(contract))] : []),
+      requireKey,
+      enforceSunsets,
+      decodablePath,
+      headAsGet,
+      plainQueryNames,
+      canonicalIntegers(integerQueryParameters(contract)),
+      jsonBody(requestBodyLimit),
+      contractValidator(contract, onViolation),
+      petRoutes(store.pets, cursors, checks, idempotency(store.idempotency)),
+    ],
+  });
+}
+
+/**
+ * GET /readyz: 200 when the store answers (`degraded` with the reason when the service runs degraded), 503
+ * when it does not, or when requests found it unable to write and a write of our own still fails.
+ */
+function readiness(
+  store: Store,
+  health: StoreHealth,
+  logger: Logger,
+  degraded: AppDeps['degraded'],
+): RequestHandler {
+  return async function readiness(_req, res) {
     if (health.unwritable) {
       // Requests found the store unable to write: ready again only when a write of our own succeeds.
       try {
@@ -123,8 +166,8 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       await store.check();
       // Degraded (e.g. Redis out: limits per instance) is still ready: every instance shares the cause,
       // and taking them all out of rotation would turn a degradation into an outage.
-      const degraded = deps.degraded?.();
-      res.json(degraded ? { status: 'degraded', reason: degraded } : { status: 'ready' });
+      const reason = degraded?.();
+      res.json(reason ? { status: 'degraded', reason } : { status: 'ready' });
     } catch (error) {
       logger.error(
         { failure: { type: (error as Error).name, message: (error as Error).message } },
@@ -132,37 +175,5 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       );
       sendError(res, storeUnavailable(new StoreUnavailableError('the store cannot be read')));
     }
-  });
-  app.get('/openapi.json', (_req, res) => {
-    res.json(contract);
-  });
-  app.get('/docs', docsPage(docsPath));
-
-  const v1 = Router();
-  app.use(basePath, v1);
-  if (deps.tracing) v1.use(serverSpans(operations(contract, basePath)));
-  v1.use(parseQueryOnce);
-  v1.use(metrics.observe);
-  v1.use(function noteWrites(req, res, next) {
-    // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).
-    if (req.method === 'POST') res.once('finish', () => res.statusCode === 201 && health.succeededWrite());
-    next();
-  });
-  v1.use(announceDeprecations);
-  v1.use(identify(store.keys));
-  v1.use(rateLimit(deps.limiter, logger, metrics, deps.usage));
-  v1.use(unsupportedExpectation);
-  if (deps.corsOrigins?.length) v1.use(corsFor(deps.corsOrigins, responseHeaders(contract)));
-  v1.use(requireKey);
-  v1.use(enforceSunsets);
-  v1.use(decodablePath);
-  v1.use(headAsGet);
-  v1.use(plainQueryNames);
-  v1.use(canonicalIntegers(integerQueryParameters(contract)));
-  v1.use(jsonBody(requestBodyLimit));
-  v1.use(contractValidator(contract, onViolation));
-  v1.use(petRoutes(store.pets, cursors, checks, idempotency(store.idempotency)));
-  app.use(notFound(basePath));
-  app.use(errorHandler(logger, metrics.storeErrors, health, (req) => checks('Error', req)));
-  return app;
+  };
 }

@@ -97,6 +97,9 @@ export async function startServer(
     /** The admin API's origin (with adminTokens), e.g. `http://127.0.0.1:40387`. */
     adminUrl: adminServer ? `http://127.0.0.1:${(adminServer.address() as AddressInfo).port}` : '',
     meter,
+    /** The public app and the admin app (whose middleware stacks a test can read). */
+    app: service.app,
+    adminApp: service.adminApp,
     server,
     store,
     location,

@@ -1,6 +1,6 @@
 // The id filter (getPet's successor), Location on 201, and Idempotency-Key on createPet (added in interface 1.1.0).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../src/http/idempotency.js';
+import { bodyDigest } from '../src/http/body-digest.js';
 import { backend, call, parseRaw, rawRequest, startServer, type TestServer, tokenParts } from './harness.js';
 
 let server: TestServer;
@@ -122,7 +122,7 @@ describe('Idempotency-Key on POST /pets', () => {
     const body = { name: 'Slow', categoryId: 1 };
     await server.store.idempotency.claim(
       { apiKeyId: tokenParts(key).id, key: 'in-flight' },
-      fingerprint(body),
+      bodyDigest(body),
       {
         now: Date.now(),
         expireBefore: 0,

@@ -132,13 +132,16 @@ describe('pnpm keys: operating keys', () => {
       (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '600', '--json')).stdout,
     );
     expect(graced.key).toMatch(new RegExp(`^as_${id}_`));
+    // The end of the grace period the store recorded: 600 s from the rotation.
+    expect(Date.parse(graced.previousValidUntil) - Date.now()).toBeGreaterThan(590_000);
+    expect(Date.parse(graced.previousValidUntil) - Date.now()).toBeLessThanOrEqual(600_000);
     expect((await call(`${server.url}/v1/pets`, graced.key)).status).toBe(200);
     expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
     // The default written out: 0 is accepted, as the help says.
     const now = JSON.parse(
       (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '0', '--json')).stdout,
     );
-    expect(now.previousValidForSeconds).toBe(0);
+    expect(now).toMatchObject({ previousValidForSeconds: 0, previousValidUntil: null });
     expect((await call(`${server.url}/v1/pets`, now.key)).status).toBe(200);
     // Another process rotated it: the server's memory of the old secrets lasts at most 5 s.
     expect(await refusedWithin(server.url, graced.key)).toBe(true);

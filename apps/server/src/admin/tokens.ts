@@ -24,7 +24,7 @@ const bearer = /^Bearer +([!-~]+) *$/i;
  */
 export function requireAdminToken(tokens: string[]) {
   const expected = tokens.map((token) => ({ digest: digest(token), name: fingerprint(token) }));
-  return function authenticateAdmin(req: Request, res: Response, next: NextFunction) {
+  return function requireAdminToken(req: Request, res: Response, next: NextFunction) {
     const sent = bearer.exec(req.get('authorization') ?? '')?.[1];
     const given = digest(sent ?? '');
     let matched: string | undefined;

@@ -14,7 +14,7 @@ import { keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
-import { dayMs, utcDay } from '../usage/meter.js';
+import { dayMs, utcDay } from '../usage/days.js';
 import { keyUsage } from '../usage/report.js';
 import { serverVersion } from '../version.js';
 
@@ -293,12 +293,15 @@ program
   .option('--json', 'print one JSON object')
   .action(async (id: string, options: { graceSeconds?: number; json?: boolean }) => {
     const store = await openStore();
-    const key = await store.keys.rotate(id, options.graceSeconds ?? 0);
+    const rotated = await store.keys.rotate(id, options.graceSeconds ?? 0);
     await store.close();
-    if (!key) program.error(`error: no active key with id ${id}`);
-    const grace = options.graceSeconds ? `for ${options.graceSeconds} seconds` : 'no longer';
+    if (!rotated) return program.error(`error: no active key with id ${id}`);
+    const { key, previousValidUntil } = rotated;
+    const grace = previousValidUntil ? `until ${previousValidUntil}` : 'no longer';
     if (options.json)
-      return out(JSON.stringify({ id, key, previousValidForSeconds: options.graceSeconds ?? 0 }));
+      return out(
+        JSON.stringify({ id, key, previousValidForSeconds: options.graceSeconds ?? 0, previousValidUntil }),
+      );
     out(`Rotated key ${id}; the old secret works ${grace}.`);
     out(`API key, shown only now:\n\n  ${key}\n`);
   });

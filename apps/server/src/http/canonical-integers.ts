@@ -6,7 +6,7 @@ const canonical = /^(?:0|[1-9][0-9]*)$/;
 
 /** `limit=010`, `1e1`, `0x0a` or ` 10` would all be coerced to numbers by the validator: refuse them. */
 export function canonicalIntegers(names: Set<string>) {
-  return function refuseLooseIntegers(req: Request, _res: Response, next: NextFunction) {
+  return function canonicalIntegers(req: Request, _res: Response, next: NextFunction) {
     for (const name of names) {
       const values = [req.query[name]].flat().filter((v) => typeof v === 'string');
       if (values.some((v) => !canonical.test(v))) {

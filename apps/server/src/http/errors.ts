@@ -35,7 +35,7 @@ export function storeUnavailable(failure: StoreUnavailableError): HttpError {
  * slip) is told where the API is and what the request would have been there.
  */
 export function notFound(basePath: string) {
-  return function answerNotFound(req: Request, _res: Response, next: NextFunction) {
+  return function notFound(req: Request, _res: Response, next: NextFunction) {
     const path = `${req.baseUrl}${req.path}`;
     const outside = path !== basePath && !path.startsWith(`${basePath}/`);
     const hint = outside ? ` The API is under ${basePath}: ${req.method} ${basePath}${path}.` : '';
@@ -56,7 +56,7 @@ export function errorHandler(
   health?: StoreHealth,
   checkServerError?: ServerErrorCheck,
 ) {
-  return function answerError(error: Failure, req: Request, res: Response, _next: NextFunction) {
+  return function errorHandler(error: Failure, req: Request, res: Response, _next: NextFunction) {
     const store = storeFailure(error);
     const failure = store ? storeUnavailable(store) : toHttpError(error);
     if (store instanceof StoreUnwritableError) {

@@ -16,7 +16,7 @@ export function unsupportedExpectation(req: Request, _res: Response, next: NextF
 
 /** The same answer for the paths outside `basePath` (those inside get it from the /v1 router). */
 export function unsupportedExpectationOutside(basePath: string) {
-  return function unsupportedExpectationOutsideBase(req: Request, res: Response, next: NextFunction) {
+  return function unsupportedExpectationOutside(req: Request, res: Response, next: NextFunction) {
     const inside = req.path === basePath || req.path.startsWith(`${basePath}/`);
     return inside ? next() : unsupportedExpectation(req, res, next);
   };

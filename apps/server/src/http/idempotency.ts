@@ -3,9 +3,9 @@
 // is a 422; a repeat while the first is still running is a 409. Keys are per API key and kept 24 hours.
 // Written by hand: the Express idempotency packages keep their records in memory or in one store only,
 // and none completes the record in the transaction that creates the pet.
-import { createHash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { type IdempotencyStore, idempotencyWindowMs } from '../store/store.js';
+import { bodyDigest } from './body-digest.js';
 import { answers, HttpError } from './http-error.js';
 
 /** A claim still in progress after this long belongs to a request that died: it may be taken over. */
@@ -18,30 +18,18 @@ declare module 'express-serve-static-core' {
   }
 }
 
-/** The same body, whatever its key order or spacing, gives the same fingerprint. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 /** Where a created pet can be read (the contract's Location): written once, for the create and its replay. */
 export const petLocation = (baseUrl: string, id: number): string => `${baseUrl}/pets?id=${id}`;
 
-export const fingerprint = (body: unknown) =>
-  createHash('sha256').update(canonical(body)).digest('base64url');
-
 /** For POST /pets (after validation): claims the key or answers from the earlier request. */
 export function idempotency(store: IdempotencyStore) {
-  return async function replayOrClaim(req: Request, res: Response, next: NextFunction) {
+  return async function idempotency(req: Request, res: Response, next: NextFunction) {
     const key = req.get('idempotency-key');
     const apiKey = res.locals.apiKey;
     if (key === undefined || apiKey === undefined) return next();
     const scope = { apiKeyId: apiKey.id, key };
     const now = Date.now();
-    const earlier = await store.claim(scope, fingerprint(req.body), {
+    const earlier = await store.claim(scope, bodyDigest(req.body), {
       now,
       expireBefore: now - idempotencyWindowMs,
       abandonBefore: now - abandonedAfterMs,
@@ -54,7 +42,7 @@ export function idempotency(store: IdempotencyStore) {
       });
       return next();
     }
-    if (earlier.fingerprint !== fingerprint(req.body)) {
+    if (earlier.fingerprint !== bodyDigest(req.body)) {
       throw answers.idempotencyKeyReused();
     }
     if (!earlier.pet) {

@@ -27,7 +27,7 @@ export function identify(keys: KeyStore) {
     touched.set(id, now);
     void keys.touch(id).catch(() => touched.delete(id)); // bookkeeping: never fails a request
   };
-  return async function identifyCaller(req: Request, res: Response, next: NextFunction) {
+  return async function identify(req: Request, res: Response, next: NextFunction) {
     const header = req.get('authorization');
     if (header !== undefined && /^bearer(?: |$)/i.test(header)) {
       const token = bearer.exec(header)?.[1];

@@ -10,7 +10,7 @@ export function metricsEndpoint(
   token: string | undefined,
 ): RequestHandler {
   const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
-  return async function serveMetrics(req, res) {
+  return async function metricsEndpoint(req, res) {
     if (expected) {
       const given = Buffer.from(req.get('authorization') ?? '');
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

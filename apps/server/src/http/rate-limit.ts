@@ -39,7 +39,7 @@ export function rateLimit(
   counters?: DecisionCounters,
   usage?: UsageRecorder,
 ) {
-  return async function limitRate(req: Request, res: Response, next: NextFunction) {
+  return async function rateLimit(req: Request, res: Response, next: NextFunction) {
     const key = res.locals.apiKey;
     let decision: Decision;
     try {

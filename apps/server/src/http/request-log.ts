@@ -44,7 +44,7 @@ export function redactQuery(url: string, documented: Set<string>): string {
  * address (after TRUST_PROXY) to say who, and `aborted: true` when the client left before the answer.
  */
 export function requestLog(logger: Logger, documentedQuery: Set<string>) {
-  return function logRequest(req: Request, res: Response, next: NextFunction) {
+  return function requestLog(req: Request, res: Response, next: NextFunction) {
     const started = performance.now();
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();

@@ -32,7 +32,7 @@ describe('withKeyCache', () => {
     expect(await cached.verify(first.key)).toBeUndefined();
     const second = await keys.create({ plan: 'free', quota: quotaFor('free') });
     await cached.verify(second.key);
-    const rotated = (await cached.rotate(second.id, 0)) as string;
+    const rotated = (await cached.rotate(second.id, 0))?.key as string;
     expect(await cached.verify(second.key)).toBeUndefined();
     expect((await cached.verify(rotated))?.id).toBe(second.id);
   });

@@ -52,9 +52,9 @@ export function withKeyCache(keys: KeyStore, now = () => Date.now()): KeyStore {
       return updated;
     },
     async rotate(id, graceSeconds) {
-      const token = await keys.rotate(id, graceSeconds);
+      const rotated = await keys.rotate(id, graceSeconds);
       forget(id);
-      return token;
+      return rotated;
     },
   };
 }

@@ -20,6 +20,13 @@ export function newKeyToken(id = randomBytes(6).toString('hex')): {
   return { id, token: `as_${id}_${secret}`, secretHash: hash(secret) };
 }
 
+/** A rotation of key `id`: its new secret, and until when the previous one still opens it (null: not at all). */
+export function newRotation(id: string, graceSeconds: number, now = Date.now()) {
+  const { token, secretHash } = newKeyToken(id);
+  const previousValidUntil = graceSeconds > 0 ? new Date(now + graceSeconds * 1000).toISOString() : null;
+  return { token, secretHash, previousValidUntil };
+}
+
 /** The id and secret a token names, or undefined when it is not shaped like a key. */
 export function parseKeyToken(token: string): { id: string; secret: string } | undefined {
   const match = keyPattern.exec(token);

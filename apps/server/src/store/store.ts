@@ -68,6 +68,9 @@ export type CreationOutcome =
   /** The same Idempotency-Key with another body within 24 hours: nothing was created. */
   | { reused: true };
 
+/** A rotation's answer: the new key, and until when its previous secret still opens it (null: not at all). */
+export type Rotated = { key: string; previousValidUntil: string | null };
+
 export interface KeyStore {
   /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
   create(options: KeyFields): Promise<ApiKey & { key: string }>;
@@ -86,9 +89,10 @@ export interface KeyStore {
   revoke(id: string): Promise<boolean>;
   /**
    * A new secret for an active key, same id, plan and limits; the old secret keeps working for
-   * `graceSeconds` (0: revoked at once). Undefined when there is no such active key.
+   * `graceSeconds` (0: revoked at once), until the instant it answers. Undefined when there is no such
+   * active key.
    */
-  rotate(id: string, graceSeconds: number): Promise<string | undefined>;
+  rotate(id: string, graceSeconds: number): Promise<Rotated | undefined>;
   /** Records that the key was used now. */
   touch(id: string): Promise<void>;
   isEmpty(): Promise<boolean>;

@@ -26,7 +26,7 @@ export const tracingOn = (): boolean => process.env.OTEL_EXPORTER_OTLP_ENDPOINT 
  * the rate limiter's outcome and, on a 4xx or 5xx, the Error body's code; a 5xx marks it failed.
  */
 export function serverSpans(operationOf: (method: string, path: string) => string) {
-  return function describeServerSpan(req: Request, res: Response, next: NextFunction): void {
+  return function serverSpans(req: Request, res: Response, next: NextFunction): void {
     const span = trace.getActiveSpan();
     if (span) {
       const method = req.method;

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../store/sqlite/index.js';
-import { UsageMeter, utcDay } from './meter.js';
+import { utcDay } from './days.js';
+import { UsageMeter } from './meter.js';
 
 const silent = pino({ level: 'silent' });
 const day = (iso: string) => Date.parse(`${iso}T12:00:00Z`);

@@ -7,16 +7,12 @@
 import type { Logger } from 'pino';
 import { propagationMs } from '../bounds.js';
 import type { DayUsage, UsageStore } from '../store/store.js';
+import { dayMs, utcDay } from './days.js';
 
 /** How often counts are written to the store (the most a crash can lose). */
 export const usageFlushMs = propagationMs;
 
 export type Outcome = 'admitted' | 'limited' | 'banned';
-
-/** A day in milliseconds (a UTC day has no leap seconds in JavaScript's clock). */
-export const dayMs = 86_400_000;
-/** The UTC day of an instant, as `YYYY-MM-DD`. */
-export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export class UsageMeter {
   /** Counts not written yet, by key and day. */

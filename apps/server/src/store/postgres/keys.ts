@@ -2,7 +2,7 @@
 import {
   newKeyColumns,
   newKeyRow,
-  newKeyToken,
+  newRotation,
   openedKey,
   parseKeyToken,
   storedLimits,
@@ -90,14 +90,13 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       return rows.length === 1;
     },
     async rotate(id, graceSeconds) {
-      const { token, secretHash } = newKeyToken(id);
-      const until = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000).toISOString() : null;
+      const { token, secretHash, previousValidUntil: until } = newRotation(id, graceSeconds);
       const rows = await query(
         `UPDATE api_keys SET previous_secret_hash = CASE WHEN $2::text IS NULL THEN NULL ELSE secret_hash END,
            previous_valid_until = $2, secret_hash = $1 WHERE id = $3 AND revoked_at IS NULL RETURNING id`,
         [secretHash, until, id],
       );
-      return rows.length === 1 ? token : undefined;
+      return rows.length === 1 ? { key: token, previousValidUntil: until } : undefined;
     },
     async touch(id) {
       await query('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [new Date().toISOString(), id]);

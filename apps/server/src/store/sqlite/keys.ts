@@ -2,7 +2,7 @@
 import {
   newKeyColumns,
   newKeyRow,
-  newKeyToken,
+  newRotation,
   openedKey,
   parseKeyToken,
   storedLimits,
@@ -99,9 +99,9 @@ export function createSqliteKeyStore(db: Db): KeyStore {
       return revoke.run(new Date().toISOString(), id).changes === 1;
     },
     async rotate(id, graceSeconds) {
-      const { token, secretHash } = newKeyToken(id);
-      const until = graceSeconds > 0 ? new Date(Date.now() + graceSeconds * 1000).toISOString() : null;
-      return rotate.run({ hash: secretHash, until, id }).changes === 1 ? token : undefined;
+      const { token, secretHash, previousValidUntil: until } = newRotation(id, graceSeconds);
+      const rotated = rotate.run({ hash: secretHash, until, id }).changes === 1;
+      return rotated ? { key: token, previousValidUntil: until } : undefined;
     },
     async touch(id) {
       touch.run(new Date().toISOString(), id);

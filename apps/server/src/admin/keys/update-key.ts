@@ -1,0 +1,30 @@
+// updateKey: a key's plan, limits, label or customer. New terms (plan or limits) end the key's ban, and no
+// instance bans it while they propagate (limits/policy.ts termsChanged).
+import type { AdminKeyUpdate } from '@animal-store/spec/admin';
+import type { RequestHandler } from 'express';
+import { keyAfter, termsDiffer } from '../../store/key-change.js';
+import {
+  type AdminDeps,
+  changeOf,
+  keyIdOf,
+  limitNames,
+  limitsChecked,
+  noActiveKey,
+  view,
+} from '../operation.js';
+
+export const updateKey = ({ store, limiter, audit }: AdminDeps): RequestHandler =>
+  async function updateKey(req, res) {
+    const id = keyIdOf(req);
+    const current = await store.keys.get(id);
+    if (!current || current.revokedAt) throw noActiveKey(id, current);
+    const change = req.body as AdminKeyUpdate;
+    const updated = await store.keys.update(
+      id,
+      limitsChecked(() => keyAfter(current, change, limitNames)),
+    );
+    if (!updated) throw noActiveKey(id, current);
+    if (termsDiffer(current, updated)) await limiter.termsChanged(id);
+    audit(changeOf(req, res, 'updateKey'), current, updated);
+    res.json(view(updated));
+  };

@@ -1,0 +1,53 @@
+// The shell of both listeners' apps (app.ts for the public API, admin/app.ts for the admin API): an Express
+// app that serves one contract. In order: the request log; outside the base path, the routes the app adds
+// (`outside`), the contract at /openapi.json and its reference at /docs; under the base path, the API's
+// chain, in the order given; then the JSON 404 that says where the API is, and the error handler (5xx
+// bodies checked against the contract's Error). No x-powered-by, no ETag: every answer carries fresh
+// headers, so there is nothing to revalidate (and computing it costs).
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { TrustProxy } from '../config.js';
+import { documentedQuery, type OpenApiDocument } from '../contract.js';
+import type { StoreHealth } from '../ops/store-health.js';
+import { docsPage } from './docs-page.js';
+import { errorHandler, notFound } from './errors.js';
+import { requestLog } from './request-log.js';
+import type { schemaChecks } from './validation.js';
+
+export type ContractAppParts = {
+  logger: Logger;
+  contract: OpenApiDocument;
+  basePath: string;
+  /** The reference page rendered from the contract at build time (scripts/build-docs.mjs). */
+  docsPath: string;
+  /** Express 'trust proxy' (TRUST_PROXY). */
+  trustProxy?: TrustProxy | undefined;
+  /** Routes outside the base path, before the contract's own (the public app's probes and metrics). */
+  outside?: (app: Express) => void;
+  /** The API under the base path: each middleware and router in the order the request meets them. */
+  chain: (RequestHandler | RequestHandler[])[];
+  /** Judges values against the contract's schemas (validation.ts); here, the 5xx bodies against Error. */
+  checks: ReturnType<typeof schemaChecks>;
+  /** Counts store failures in /metrics. */
+  storeErrors: { inc(labels: { reason: string }): void };
+  /** Whether the store takes writes, as every listener's requests found it (/readyz reads it). */
+  health?: StoreHealth | undefined;
+};
+
+export function contractApp(parts: ContractAppParts): Express {
+  const { contract, basePath } = parts;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  if (parts.trustProxy !== undefined) app.set('trust proxy', parts.trustProxy);
+  app.use(requestLog(parts.logger, documentedQuery(contract)));
+  parts.outside?.(app);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(contract);
+  });
+  app.get('/docs', docsPage(parts.docsPath));
+  app.use(basePath, ...parts.chain.flat());
+  app.use(notFound(basePath));
+  app.use(errorHandler(parts.logger, parts.storeErrors, parts.health, (req) => parts.checks('Error', req)));
+  return app;
+}
