@@ -4,7 +4,7 @@
 // ConnectionError) as the API's client. In this package, behind its own entry point, so that an app that
 // only calls the API never loads it.
 import createFetchClient from 'openapi-fetch';
-import { type CallOptions, call, fail } from './calls.js';
+import { type CallOptions, call, dataOf, fail } from './calls.js';
 import { retryAfterSeconds } from './errors.js';
 import type {
   AdminKey,
@@ -97,14 +97,7 @@ export function createAdminClient(options: AdminClientOptions) {
     },
     /** One page of keys in creation order; `nextCursor` names the next (null on the last). */
     async listKeys(query: ListKeysQuery = {}, options?: CallOptions): Promise<AdminKeyPage> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.GET('/keys', {
-          params: { query },
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) => api.GET('/keys', { params: { query }, ...init }));
     },
     /** Every key (matching the filters), following `nextCursor` page by page. */
     async *listAllKeys(
@@ -122,26 +115,13 @@ export function createAdminClient(options: AdminClientOptions) {
       } while (cursor !== null);
     },
     async getKey(keyId: string, options?: CallOptions): Promise<AdminKey> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.GET('/keys/{keyId}', {
-          ...keyPath(keyId),
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) => api.GET('/keys/{keyId}', { ...keyPath(keyId), ...init }));
     },
     /** Changes plan, limits, label or customer; in force on every instance within 5 seconds. */
     async updateKey(keyId: string, change: AdminKeyUpdate, options?: CallOptions): Promise<AdminKey> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.PATCH('/keys/{keyId}', {
-          ...keyPath(keyId),
-          body: change,
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) =>
+        api.PATCH('/keys/{keyId}', { ...keyPath(keyId), body: change, ...init }),
+      );
     },
     /** A new secret (shown only now); the previous one works `gracePeriodSeconds` longer (default 0). */
     async rotateKey(
@@ -149,26 +129,14 @@ export function createAdminClient(options: AdminClientOptions) {
       rotation: { gracePeriodSeconds?: number } = {},
       options?: CallOptions,
     ): Promise<RotatedAdminKey> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.POST('/keys/{keyId}/rotate', {
-          ...keyPath(keyId),
-          body: { gracePeriodSeconds: rotation.gracePeriodSeconds ?? 0 },
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      const body = { gracePeriodSeconds: rotation.gracePeriodSeconds ?? 0 };
+      return dataOf(options, (init) =>
+        api.POST('/keys/{keyId}/rotate', { ...keyPath(keyId), body, ...init }),
+      );
     },
     /** Revokes the key for good (every instance refuses it within 5 seconds). */
     async revokeKey(keyId: string, options?: CallOptions): Promise<AdminKey> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.POST('/keys/{keyId}/revoke', {
-          ...keyPath(keyId),
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) => api.POST('/keys/{keyId}/revoke', { ...keyPath(keyId), ...init }));
     },
     /** Ends the key's ban now. */
     async unbanKey(keyId: string, options?: CallOptions): Promise<void> {
@@ -182,14 +150,9 @@ export function createAdminClient(options: AdminClientOptions) {
     },
     /** The key's running windows, its ban, and its requests per UTC day in `range`. */
     async getKeyUsage(keyId: string, range: UsageRange = {}, options?: CallOptions): Promise<KeyUsage> {
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.GET('/keys/{keyId}/usage', {
-          params: { path: { keyId }, query: range },
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) =>
+        api.GET('/keys/{keyId}/usage', { params: { path: { keyId }, query: range }, ...init }),
+      );
     },
   };
 }

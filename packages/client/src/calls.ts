@@ -71,3 +71,21 @@ export async function call<T>(
     });
   }
 }
+
+/** What an openapi-fetch call answers: its data on a success, else its error body. */
+type Answer<T> = { data?: T; error?: unknown; response: Response };
+
+/**
+ * One call whose success carries data (most operations): `request` runs with the call's signal, as `call`
+ * runs it, and anything but a success is its ApiError.
+ */
+export function dataOf<T>(
+  options: CallOptions | undefined,
+  request: (init: { signal?: AbortSignal }) => Promise<Answer<T>>,
+): Promise<T> {
+  return call(options, async (signal) => {
+    const { data, error, response } = await request(signal ? { signal } : {});
+    if (data === undefined) fail(response, error);
+    return data;
+  });
+}

@@ -2,7 +2,7 @@
 // from the contract. Works wherever `fetch` does (Node.js 22+, browsers).
 
 import createFetchClient from 'openapi-fetch';
-import { type CallOptions, call, fail } from './calls.js';
+import { type CallOptions, call, dataOf, fail } from './calls.js';
 import { type RateLimitState, rateLimitOf, retryAfterSeconds } from './errors.js';
 import {
   deprecatedOperations,
@@ -163,15 +163,9 @@ export function createClient(options: ClientOptions) {
      */
     async createPet(pet: NewPet, options: CreateOptions = {}): Promise<Pet> {
       const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.POST('/pets', {
-          body: pet,
-          params: { header: { 'Idempotency-Key': idempotencyKey } },
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return data;
-      });
+      return dataOf(options, (init) =>
+        api.POST('/pets', { body: pet, params: { header: { 'Idempotency-Key': idempotencyKey } }, ...init }),
+      );
     },
     /**
      * Fetches one animal by id.
