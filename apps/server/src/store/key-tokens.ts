@@ -79,6 +79,15 @@ export function openedKey(secret: string, row: KeyRow | undefined): ApiKey | und
   return key;
 }
 
+/** The active key a token opens (verify, in every engine), its row read by `rowOf`; or undefined. */
+export async function verifyToken(
+  token: string,
+  rowOf: (id: string) => KeyRow | undefined | Promise<KeyRow | undefined>,
+): Promise<ApiKey | undefined> {
+  const parsed = parseKeyToken(token);
+  return parsed && openedKey(parsed.secret, await rowOf(parsed.id));
+}
+
 /** The limits a key's row stores: only enterprise keys have their own (the others take their plan's). */
 export const storedLimits = (plan: Plan, quota: Quota): [number | null, number | null] =>
   plan === 'enterprise' ? [quota.perMinute, quota.perDay] : [null, null];

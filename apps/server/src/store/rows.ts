@@ -112,3 +112,10 @@ export function earlierCreation(
     ? { replayed: toKey(earlier) }
     : { reused: true };
 }
+
+/**
+ * What readiness reads (Store.check), one statement in every engine: both ends of the pets index and the
+ * keys table, the pages a request would touch.
+ */
+export const readinessRead =
+  'SELECT (SELECT id FROM pets ORDER BY id LIMIT 1), (SELECT id FROM pets ORDER BY id DESC LIMIT 1), (SELECT id FROM api_keys LIMIT 1)';

@@ -1,5 +1,6 @@
 // The PostgreSQL engine: a pg Pool (database.ts: migrations, failure translation) behind the Store, in the
 // same file shape as store/sqlite.
+import { readinessRead } from '../rows.js';
 import type { Store } from '../store.js';
 import { openDatabase, type Pg, type PostgresOptions } from './database.js';
 import { createPostgresIdempotencyStore } from './idempotency.js';
@@ -26,7 +27,8 @@ export function postgresStore(pg: Pg): Store {
       return (row as { value: string }).value;
     },
     async check({ write = false } = {}) {
-      await query('SELECT (SELECT max(id) FROM pets), (SELECT id FROM api_keys LIMIT 1)');
+      await query(readinessRead);
+      // A write that changes nothing but goes through the WAL, as every write does.
       if (write) await query("UPDATE settings SET value = value WHERE name = 'cursor_secret'");
     },
     async close() {

@@ -1,12 +1,5 @@
 // API keys on PostgreSQL.
-import {
-  newKeyColumns,
-  newKeyRow,
-  newRotation,
-  openedKey,
-  parseKeyToken,
-  storedLimits,
-} from '../key-tokens.js';
+import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, KeyStore } from '../store.js';
 import type { Pg } from './database.js';
@@ -73,12 +66,11 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       );
       return row && toKey(row);
     },
-    async verify(token) {
-      const parsed = parseKeyToken(token);
-      if (!parsed) return undefined;
-      const [row] = await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [parsed.id]);
-      return openedKey(parsed.secret, row);
-    },
+    verify: (token) =>
+      verifyToken(
+        token,
+        async (id) => (await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]))[0],
+      ),
     async list() {
       return (await query<KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id')).map(toKey);
     },

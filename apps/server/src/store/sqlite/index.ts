@@ -1,4 +1,5 @@
 // The SQLite engine: one file (or :memory:) in WAL mode, opened synchronously behind the async Store.
+import { readinessRead } from '../rows.js';
 import type { Store } from '../store.js';
 import { type Db, openDatabase } from './database.js';
 import { busyTimeoutMs, guarded, sqliteCall } from './failures.js';
@@ -18,13 +19,9 @@ export function sqliteStore(db: Db): Store {
     insertSetting.run(name, create());
     return (readSetting.get(name) as { value: string }).value;
   });
-  // Readiness reads both ends of the pets index and the keys table: pages a request would touch.
-  const probe = [
-    db.prepare('SELECT id FROM pets ORDER BY id LIMIT 1'),
-    db.prepare('SELECT id FROM pets ORDER BY id DESC LIMIT 1'),
-    db.prepare('SELECT id FROM api_keys LIMIT 1'),
-  ];
-  // A write that leaves nothing behind but needs the disk: 64 KiB written and removed, committed.
+  const probe = db.prepare(readinessRead);
+  // A write that leaves nothing behind but needs the disk: 64 KiB written and removed, committed (a smaller
+  // one can fit in the file's free pages on a full disk and prove nothing).
   const insertProbe = db.prepare("INSERT INTO settings (name, value) VALUES ('readiness-probe', ?)");
   const deleteProbe = db.prepare("DELETE FROM settings WHERE name = 'readiness-probe'");
   const rewrite = db.transaction(() => {
@@ -40,7 +37,7 @@ export function sqliteStore(db: Db): Store {
     setting: (name, create) => sqliteCall(() => setting.immediate(name, create), db.name),
     check: ({ write = false } = {}) =>
       sqliteCall(() => {
-        for (const statement of probe) statement.get();
+        probe.get();
         if (write) rewrite.immediate();
       }, db.name),
     async close() {

@@ -1,12 +1,5 @@
 // API keys on SQLite: prepared statements over the api_keys table.
-import {
-  newKeyColumns,
-  newKeyRow,
-  newRotation,
-  openedKey,
-  parseKeyToken,
-  storedLimits,
-} from '../key-tokens.js';
+import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, CreationRequest, KeyFields, KeyQuery, KeyStore } from '../store.js';
 import type { Db } from './database.js';
@@ -86,12 +79,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
       });
       return changes === 1 ? toKey(byId.get(id) as KeyRow) : undefined;
     },
-    async verify(token) {
-      const parsed = parseKeyToken(token);
-      if (!parsed) return undefined;
-      const row = byId.get(parsed.id);
-      return openedKey(parsed.secret, row);
-    },
+    verify: (token) => verifyToken(token, (id) => byId.get(id)),
     async list() {
       return all.all().map(toKey);
     },
