@@ -3,17 +3,18 @@ import type { WindowState } from '../limits/policy.js';
 import { headersFor } from './rate-limit.js';
 
 const now = 1_800_000_000_000;
+/** Windows ending `resetMs` after `now`. */
 const minute = (remaining: number, resetMs: number): WindowState => ({
   name: 'minute',
   limit: 60,
   remaining,
-  resetMs,
+  resetAt: now + resetMs,
 });
 const day = (remaining: number, resetMs: number): WindowState => ({
   name: 'day',
   limit: 1000,
   remaining,
-  resetMs,
+  resetAt: now + resetMs,
 });
 
 describe('headersFor', () => {

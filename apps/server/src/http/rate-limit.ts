@@ -17,10 +17,10 @@ export function headersFor(states: WindowState[], now = Date.now()): Record<stri
   return {
     'X-RateLimit-Limit': String(tightest.limit),
     'X-RateLimit-Remaining': String(tightest.remaining),
-    'X-RateLimit-Reset': String(Math.ceil((now + tightest.resetMs) / 1000)),
+    'X-RateLimit-Reset': String(Math.ceil(tightest.resetAt / 1000)),
     // draft-ietf-httpapi-ratelimit-headers-11: every window; t is delta-seconds.
     'RateLimit-Policy': states.map((s) => `"${s.name}";q=${s.limit};w=${windows[s.name]}`).join(', '),
-    RateLimit: states.map((s) => `"${s.name}";r=${s.remaining};t=${seconds(s.resetMs)}`).join(', '),
+    RateLimit: states.map((s) => `"${s.name}";r=${s.remaining};t=${seconds(s.resetAt - now)}`).join(', '),
   };
 }
 

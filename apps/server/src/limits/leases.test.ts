@@ -64,7 +64,7 @@ describe('Leases', () => {
     expect((await one.take('minute:k', 80, 60_000)).remaining).toBe(79); // holds a lease of 10
     clock.advance(60_000);
     const next = await one.take('minute:k', 80, 60_000);
-    expect(next).toMatchObject({ admitted: true, remaining: 79, resetMs: 60_000 });
+    expect(next).toMatchObject({ admitted: true, remaining: 79, resetAt: clock.now() + 60_000 });
     expect((await store.take('minute:k', 100, 80, 60_000)).used).toBe(80); // 10 leased, 70 taken now
   });
 

@@ -23,7 +23,11 @@ export const maxLease = 100;
 /** An exhausted window is asked again at most this often (points given back by a stopping process). */
 export const recheckMs = 1_000;
 
-export type WindowView = { limit: number; remaining: number; resetMs: number };
+/**
+ * A window as its caller sees it. One convention for time wherever a window is held: `resetAt`, when it
+ * ends, in epoch milliseconds (a window not started yet: a full window from now).
+ */
+export type WindowView = { limit: number; remaining: number; resetAt: number };
 
 /** The counter of the points of window `key` that requests used, reported by every process (`report`). */
 export const admittedCount = (key: string) => `admitted:${key}`;
@@ -98,7 +102,7 @@ export class Leases {
   /** The window as this process knows it, without asking the store (a full window when none is known). */
   peek(key: string, limit: number, windowMs: number): WindowView {
     const lease = this.#current(key, limit);
-    return lease ? this.#view(lease) : { limit, remaining: limit, resetMs: windowMs };
+    return lease ? this.#view(lease) : { limit, remaining: limit, resetAt: this.now() + windowMs };
   }
 
   /** Points of the window this process admitted and has not reported yet (see report). */
@@ -179,7 +183,7 @@ export class Leases {
     return {
       limit: lease.limit,
       remaining: Math.max(0, lease.limit - lease.used + lease.left),
-      resetMs: Math.max(0, lease.resetAt - this.now()),
+      resetAt: lease.resetAt,
     };
   }
 

@@ -13,13 +13,8 @@ import { BanCache } from './ban-cache.js';
 import type { CounterStore } from './counter-store.js';
 import { admittedCount, Leases, type WindowView } from './leases.js';
 
-export type WindowState = {
-  name: WindowName;
-  limit: number;
-  remaining: number;
-  /** Milliseconds until the window resets (a full window when it has not started). */
-  resetMs: number;
-};
+/** A key's (or an address's) window in a decision: the window as leases.ts sees it, named. */
+export type WindowState = { name: WindowName } & WindowView;
 
 export type Decision =
   | { allowed: true; windows: WindowState[] }
@@ -83,8 +78,8 @@ export const reportMs = propagationMs;
  * How long until a request would be admitted: the longest reset among the exhausted windows (a key out of
  * both its minute and its day waits for the day, not the minute).
  */
-const untilAdmitted = (states: WindowState[]): number =>
-  Math.max(0, ...states.filter((s) => s.remaining <= 0).map((s) => s.resetMs));
+const untilAdmitted = (states: WindowState[], now: number): number =>
+  Math.max(0, ...states.filter((s) => s.remaining <= 0).map((s) => s.resetAt - now));
 
 /**
  * A refusal, the one way each is built: the wait is the longest exhausted window or the ban (`banMs`), and
@@ -92,27 +87,22 @@ const untilAdmitted = (states: WindowState[]): number =>
  * window resets (for this client) only when a request would be admitted again, and during a ban no window
  * has anything left until the ban ends.
  */
-function refused(states: WindowState[], banMs = 0, banStarted = false): Decision {
-  const retryAfterMs = Math.max(banMs, untilAdmitted(states));
+function refused(states: WindowState[], now: number, banMs = 0, banStarted = false): Decision {
+  const retryAfterMs = Math.max(banMs, untilAdmitted(states, now));
   const banned = banMs > 0;
   return {
     allowed: false,
     code: banned ? 'temporarily_banned' : 'rate_limited',
     retryAfterMs,
     windows: states.map((s) =>
-      banned || s.remaining <= 0 ? { ...s, remaining: 0, resetMs: retryAfterMs } : s,
+      banned || s.remaining <= 0 ? { ...s, remaining: 0, resetAt: now + retryAfterMs } : s,
     ),
     ...(banStarted && { banStarted: true as const }),
   };
 }
 
 const ms = (name: WindowName) => windows[name] * 1000;
-const state = (name: WindowName, { limit, remaining, resetMs }: WindowView): WindowState => ({
-  name,
-  limit,
-  remaining,
-  resetMs,
-});
+const state = (name: WindowName, view: WindowView): WindowState => ({ name, ...view });
 
 export function createRateLimiter(
   store: CounterStore,
@@ -178,7 +168,7 @@ export function createRateLimiter(
 
   async function limited(id: string, states: WindowState[]): Promise<Decision> {
     const banMs = await violation(id);
-    return refused(states, banMs, banMs > 0);
+    return refused(states, now(), banMs, banMs > 0);
   }
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
@@ -188,12 +178,12 @@ export function createRateLimiter(
       state('day', leases.peek(key.day, subject.perDay, ms('day'))),
     ];
     const banMs = await banned(subject.id);
-    if (banMs > 0) return refused(peek(), banMs);
+    if (banMs > 0) return refused(peek(), now(), banMs);
     if (!leases.decidesInMemory(key.minute, subject.perMinute)) {
       // About to ask the store for a lease: the ban of record is confirmed first (set by another process,
       // or before a restart). First, so that a process never holds leased points of a banned key.
       const ban = await confirmBan(subject.id);
-      if (ban > 0) return refused(peek(), ban);
+      if (ban > 0) return refused(peek(), now(), ban);
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
@@ -209,7 +199,7 @@ export function createRateLimiter(
   async function consumeAddress(address: string): Promise<Decision> {
     const taken = await leases.take(`address:${address}`, options.anonymousPerMinute, ms('minute'));
     const states = [state('minute', taken)];
-    return taken.admitted ? { allowed: true, windows: states } : refused(states);
+    return taken.admitted ? { allowed: true, windows: states } : refused(states, now());
   }
 
   async function unban(id: string): Promise<void> {

@@ -6,8 +6,8 @@ import {
   type ApiKey,
   type CreationOutcome,
   type CreationRequest,
-  type DayUsage,
   idempotencyWindowMs,
+  type KeyDayCounts,
 } from './store.js';
 
 type Integer = number | string;
@@ -87,7 +87,7 @@ export const toKey = (row: KeyRow): ApiKey => ({
 
 export type UsageRow = { key_id: string; day: string; admitted: Integer; limited: Integer; banned: Integer };
 
-export const toDayUsage = (row: UsageRow): DayUsage => ({
+export const toKeyDayCounts = (row: UsageRow): KeyDayCounts => ({
   keyId: row.key_id,
   day: row.day,
   admitted: Number(row.admitted),

@@ -122,14 +122,17 @@ export interface IdempotencyStore {
   prune(before: number): Promise<number>;
 }
 
-/** One key's requests on one UTC day (`YYYY-MM-DD`), as the rate limiter decided them. */
-export type DayUsage = { keyId: string; day: string; admitted: number; limited: number; banned: number };
+/**
+ * One key's requests on one UTC day (`YYYY-MM-DD`), as the rate limiter decided them: what the meter adds
+ * up and the store keeps (the admin contract's DayUsage is its answer, summed over instances).
+ */
+export type KeyDayCounts = { keyId: string; day: string; admitted: number; limited: number; banned: number };
 
 export interface UsageStore {
   /** Adds the counts to each key's day (creating it). */
-  add(counts: DayUsage[]): Promise<void>;
+  add(counts: KeyDayCounts[]): Promise<void>;
   /** The key's days from `from` to `to` (both included, `YYYY-MM-DD`), in order; days without requests are absent. */
-  days(keyId: string, from: string, to: string): Promise<DayUsage[]>;
+  days(keyId: string, from: string, to: string): Promise<KeyDayCounts[]>;
   /** Deletes the days before `before` (`YYYY-MM-DD`). */
   prune(before: string): Promise<number>;
 }

@@ -6,7 +6,7 @@
 
 import type { Logger } from 'pino';
 import { propagationMs } from '../bounds.js';
-import type { DayUsage, UsageStore } from '../store/store.js';
+import type { KeyDayCounts, UsageStore } from '../store/store.js';
 import { dayMs, utcDay } from './days.js';
 
 /** How often counts are written to the store (the most a crash can lose). */
@@ -16,9 +16,9 @@ export type Outcome = 'admitted' | 'limited' | 'banned';
 
 export class UsageMeter {
   /** Counts not written yet, by key and day. */
-  #pending = new Map<string, DayUsage>();
+  #pending = new Map<string, KeyDayCounts>();
   /** Counts being written now (still this process's until the store has them). */
-  #writing: DayUsage[] = [];
+  #writing: KeyDayCounts[] = [];
   /** The write in flight, if any. */
   #flushing: Promise<void> | undefined;
   #day = { name: '', endsAt: 0 };
@@ -50,7 +50,7 @@ export class UsageMeter {
   }
 
   /** This process's counts of the key not in the store yet, for the days from `from` to `to`. */
-  unwritten(keyId: string, from: string, to: string): DayUsage[] {
+  unwritten(keyId: string, from: string, to: string): KeyDayCounts[] {
     return [...this.#writing, ...this.#pending.values()].filter(
       (c) => c.keyId === keyId && c.day >= from && c.day <= to,
     );
@@ -99,7 +99,7 @@ export class UsageMeter {
     await this.store.prune(before).catch(() => 0); // retried within the hour
   }
 
-  #merge(counts: DayUsage): void {
+  #merge(counts: KeyDayCounts): void {
     const name = `${counts.keyId} ${counts.day}`;
     const into = this.#pending.get(name);
     if (!into) return void this.#pending.set(name, { ...counts });

@@ -2,12 +2,12 @@
 // per UTC day; written once for the admin API's getKeyUsage and the keys command's usage.
 import type { KeyUsage } from '@animal-store/spec/admin';
 import type { RateLimiter } from '../limits/policy.js';
-import type { ApiKey, DayUsage, UsageStore } from '../store/store.js';
+import type { ApiKey, KeyDayCounts, UsageStore } from '../store/store.js';
 
 const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
 
 /** Days summed by date (the store's and a process's unwritten counts of one day add up), in date order. */
-function sumDays(days: DayUsage[]): KeyUsage['days'] {
+function sumDays(days: KeyDayCounts[]): KeyUsage['days'] {
   const byDay = new Map<string, KeyUsage['days'][number]>();
   for (const d of days) {
     const sum = byDay.get(d.day) ?? { date: d.day, admitted: 0, limited: 0, banned: 0 };
@@ -26,7 +26,7 @@ function sumDays(days: DayUsage[]): KeyUsage['days'] {
 export async function keyUsage(
   key: ApiKey,
   range: { from: string; to: string },
-  sources: { usage: UsageStore; limiter: RateLimiter; unwritten?: DayUsage[] | undefined },
+  sources: { usage: UsageStore; limiter: RateLimiter; unwritten?: KeyDayCounts[] | undefined },
 ): Promise<KeyUsage> {
   const [stored, windows, banMs] = await Promise.all([
     sources.usage.days(key.id, range.from, range.to),

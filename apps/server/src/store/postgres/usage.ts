@@ -1,5 +1,5 @@
 // Usage per key and UTC day on PostgreSQL: every key's day added by one upsert statement.
-import { toDayUsage, type UsageRow } from '../rows.js';
+import { toKeyDayCounts, type UsageRow } from '../rows.js';
 import type { UsageStore } from '../store.js';
 import type { Pg } from './database.js';
 
@@ -26,7 +26,7 @@ export function createPostgresUsageStore({ query }: Pg): UsageStore {
         'SELECT * FROM key_usage WHERE key_id = $1 AND day BETWEEN $2 AND $3 ORDER BY day',
         [keyId, from, to],
       );
-      return rows.map(toDayUsage);
+      return rows.map(toKeyDayCounts);
     },
     async prune(before) {
       return (await query('DELETE FROM key_usage WHERE day < $1 RETURNING 1', [before])).length;

@@ -90,7 +90,7 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
   const memory = memoryCounters(now);
   const name = (key: string) => `${keyPrefix}${key}`;
   /** A window operation on Redis, or on memory while Redis is out or when this call fails. */
-  const insured = async <T>(shared: () => Promise<T>, fallback: () => Promise<T>): Promise<T> => {
+  const sharedOrMemory = async <T>(shared: () => Promise<T>, fallback: () => Promise<T>): Promise<T> => {
     if (down) return fallback();
     try {
       return await shared();
@@ -99,12 +99,12 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
     }
   };
   /** A mark operation: no fallback (a ban must not read as absent from an empty memory). */
-  const strict = <T>(shared: () => Promise<T>): Promise<T> =>
+  const sharedOnly = <T>(shared: () => Promise<T>): Promise<T> =>
     down ? Promise.reject(new Error(`Redis unreachable: ${down}`)) : shared();
 
   const counters: CounterStore = {
     take: (key, want, limit, windowMs) =>
-      insured(
+      sharedOrMemory(
         async () => {
           const [granted, used, ttl] = await client.leaseTake(name(key), want, limit, windowMs);
           return { granted, used, resetAt: now() + ttl };
@@ -112,14 +112,14 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
         () => memory.take(key, want, limit, windowMs),
       ),
     giveBack: (key, points, resetAt) =>
-      insured(
+      sharedOrMemory(
         async () => {
           if (resetAt > now()) await client.leaseGiveBack(name(key), points);
         },
         () => memory.giveBack(key, points, resetAt),
       ),
     read: (key) =>
-      insured(
+      sharedOrMemory(
         async () => {
           const [used, ttl] = await Promise.all([client.get(name(key)), client.pttl(name(key))]);
           return ttl > 0 ? { used: Number(used ?? 0), resetAt: now() + ttl } : { used: 0, resetAt: 0 };
@@ -127,16 +127,16 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
         () => memory.read(key),
       ),
     endsAt: (key) =>
-      strict(async () => {
+      sharedOnly(async () => {
         const ttl = await redis.pttl(name(key));
         return ttl > 0 ? now() + ttl : 0;
       }),
     mark: (key, ms) =>
-      strict(async () => {
+      sharedOnly(async () => {
         await redis.set(name(key), 1, 'PX', ms);
       }),
     delete: (key) =>
-      insured(
+      sharedOrMemory(
         async () => {
           await Promise.all([redis.del(name(key)), memory.delete(key)]);
         },

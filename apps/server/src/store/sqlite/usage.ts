@@ -1,10 +1,10 @@
 // Usage per key and UTC day on SQLite: counts added by one upsert per key and day, in one transaction.
-import { toDayUsage, type UsageRow } from '../rows.js';
-import type { DayUsage, UsageStore } from '../store.js';
+import { toKeyDayCounts, type UsageRow } from '../rows.js';
+import type { KeyDayCounts, UsageStore } from '../store.js';
 import type { Db } from './database.js';
 
 export function createSqliteUsageStore(db: Db): UsageStore {
-  const add = db.prepare<DayUsage>(
+  const add = db.prepare<KeyDayCounts>(
     `INSERT INTO key_usage (key_id, day, admitted, limited, banned) VALUES (@keyId, @day, @admitted, @limited, @banned)
        ON CONFLICT (key_id, day) DO UPDATE SET admitted = admitted + excluded.admitted,
          limited = limited + excluded.limited, banned = banned + excluded.banned`,
@@ -13,7 +13,7 @@ export function createSqliteUsageStore(db: Db): UsageStore {
     'SELECT * FROM key_usage WHERE key_id = ? AND day BETWEEN ? AND ? ORDER BY day',
   );
   const prune = db.prepare<[string]>('DELETE FROM key_usage WHERE day < ?');
-  const addAll = db.transaction((counts: DayUsage[]) => {
+  const addAll = db.transaction((counts: KeyDayCounts[]) => {
     for (const count of counts) add.run(count);
   });
   return {
@@ -21,7 +21,7 @@ export function createSqliteUsageStore(db: Db): UsageStore {
       addAll.immediate(counts);
     },
     async days(keyId, from, to) {
-      return days.all(keyId, from, to).map(toDayUsage);
+      return days.all(keyId, from, to).map(toKeyDayCounts);
     },
     async prune(before) {
       return prune.run(before).changes;
