@@ -1,6 +1,6 @@
 // `pnpm keys` runs the built key command; this builds it first only when it is missing or a source it is
 // built from is newer than it (the server's and the spec's sources), instead of asking turbo on every
-// call (turbo's own check costs seconds). Written by hand: a walk over a few folders comparing times.
+// call (turbo's own check costs seconds). Written by hand: docs/decisions.md#fresh-build.
 // Build output goes to stderr, so that `pnpm --silent keys … --json` prints only the JSON.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';

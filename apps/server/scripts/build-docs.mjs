@@ -4,8 +4,8 @@
 // `disableTelemetry` option is overwritten by the CLI's own setting), and its attribution logo, which it loads from cdn.redoc.ly, replaced by a
 // wordmark of our own drawing as a data: URL. The page's Content-Security-Policy allows nothing remote,
 // so either request would be blocked (a console error, the logo missing); test/docs.test.ts loads both pages
-// in Chromium and fails on any blocked or outside request. Written by hand: no option of Redoc CE 3 replaces
-// the logo, so a Redoc upgrade that moves it fails this build instead of passing silently.
+// in Chromium and fails on any blocked or outside request. Written by hand:
+// docs/decisions.md#docs-page.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

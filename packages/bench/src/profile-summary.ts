@@ -1,7 +1,6 @@
 // A text summary of a V8 CPU profile (`--cpu-prof`), written beside it: where the busy time went, by
 // package (or our own file) and by function. Idle time is left out, so the shares are of the time the
-// server was working. Written by hand: the .cpuprofile format is a documented tree of nodes and samples,
-// and what we want is a short table; flame-graph tools need a browser to read.
+// server was working. Written by hand: docs/decisions.md#profile-summary.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 type CallFrame = { functionName: string; url: string; lineNumber: number };

@@ -4,9 +4,7 @@
 // - network errors and 502/503/504, for GET, and for POST only when it carries an Idempotency-Key (the
 //   service then replays instead of creating twice).
 // It lives in the `fetch` given to openapi-fetch, because a Request cannot be re-sent from its middleware:
-// each attempt sends a fresh clone. Written by hand (about fifty lines): the retry libraries we looked at
-// (p-retry, exponential-backoff) neither take a server's Retry-After as the floor of a wait nor budget the
-// total time waited.
+// each attempt sends a fresh clone. Written by hand: docs/decisions.md#client-retries.
 
 export type RetryReason = 'rate_limited' | 'unavailable' | 'network';
 export type RetryEvent = { attempt: number; delayMs: number; reason: RetryReason };

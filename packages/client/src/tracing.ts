@@ -3,8 +3,8 @@
 // nothing per call; with it but no SDK registered, the API's no-op tracer and propagator add nothing.
 // With an SDK, each call is a span (`animal-store <method> <path>`) under the app's active context, and
 // each attempt of it (retries included) a client span of its own under that one, whose `traceparent`
-// goes on the attempt's request, so the service's span continues the app's trace. Written by hand: an
-// instrumentation of fetch would see the attempts but not the call that groups them.
+// goes on the attempt's request, so the service's span continues the app's trace. Written by hand:
+// docs/decisions.md#client-traces.
 
 type Api = typeof import('@opentelemetry/api');
 let loading: Promise<Api | undefined> | undefined;

@@ -1,8 +1,7 @@
 // Idempotency-Key on createPet (draft-ietf-httpapi-idempotency-key-header, as Stripe does it): the first
 // request with a key claims it; a repeat with the same body replays the pet it created; a different body
 // is a 422; a repeat while the first is still running is a 409. Keys are per API key and kept 24 hours.
-// Written by hand: the Express idempotency packages keep their records in memory or in one store only,
-// and none completes the record in the transaction that creates the pet.
+// Written by hand: docs/decisions.md#idempotency.
 import type { NextFunction, Request, Response } from 'express';
 import { type IdempotencyStore, idempotencyWindowMs } from '../store/store.js';
 import { bodyDigest } from './body-digest.js';

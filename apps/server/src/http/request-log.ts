@@ -3,9 +3,7 @@
 // header), and in the url only the values of documented query parameters, so that a key pasted into the
 // query string (`?api_key=...`) never reaches the log.
 //
-// Written by hand over pino (the logger) instead of pino-http: pino-http builds two or three child loggers
-// per request (bindings serialised each time) and cost about a fifth of the server's CPU per request in
-// `pnpm bench` (186 of 893 µs on GET /v1/pets); this writes the same line with one call.
+// Written by hand over pino (the logger) instead of pino-http: docs/decisions.md#request-log.
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';

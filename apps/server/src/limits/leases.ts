@@ -1,7 +1,6 @@
 // Admission from leases: the request path decides in memory. A process takes a lease of up to `maxLease`
 // points of a window from the shared counter store in one atomic step, and admits requests from it
-// without asking the store again until it is used up. Written by hand: rate-limiter-flexible (used here
-// before) counts every request in the store, and no limiter library leases quota from a shared store.
+// without asking the store again until it is used up. Written by hand: docs/decisions.md#leases.
 //
 // What holds, whatever the number of processes and instances:
 // - The limit is never exceeded: the store grants no more than the window has left (take is atomic), and

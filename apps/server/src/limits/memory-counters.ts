@@ -1,6 +1,6 @@
 // Counters in this process's memory: exact for one process, per process for several. They stand in for
 // Redis while it is unreachable (store/redis/counters.ts) and serve the limiter's own tests. Written by
-// hand: a Map of windows is all it takes.
+// hand: docs/decisions.md#memory-counters.
 import type { CounterStore } from './counter-store.js';
 
 export function memoryCounters(now = () => Date.now()): CounterStore {

@@ -2,10 +2,8 @@
 // (minute, then day), a per-address minute window without a key, and the temporary ban of a key that keeps
 // sending while limited. A request is admitted from this process's leases (leases.ts) without asking the
 // store; the store is asked once per lease, and before it the key's ban of record is confirmed.
-//
-// rate-limiter-flexible, used here before, is gone: it counts every request in the store (a ban read and
-// two upserts per request were a quarter of the server's CPU), and its atomic step cannot grant part of a
-// request for points, which a lease needs. Each engine implements the counter store's operations instead.
+// Written by hand, over leases (docs/decisions.md#leases); each engine implements the counter store's
+// operations.
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
 import { type WindowName, windows } from '../plans.js';

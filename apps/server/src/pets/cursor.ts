@@ -1,6 +1,6 @@
 // The opaque pagination cursor: the last id of the previous page and its status filter, signed with a
-// per-database secret (HMAC-SHA256), so a client can neither forge nor alter one. Written by hand: it is
-// a dozen lines over node:crypto and no library does exactly this.
+// per-database secret (HMAC-SHA256), so a client can neither forge nor alter one. Written by hand:
+// docs/decisions.md#pet-cursor.
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { PetStatus } from '@animal-store/spec';
 

@@ -1,8 +1,8 @@
 // Usage metering: per key and UTC day, the requests the rate limiter admitted, limited (429) and refused
 // while banned. Counted in this process's memory (a Map increment per request, nothing else on the request
 // path) and added to the store every usageFlushMs and at a graceful stop, so a crash loses at most that
-// interval of this process's counts. Days older than the retention are deleted hourly. Written by hand: no
-// metering library fits a store of our own.
+// interval of this process's counts. Days older than the retention are deleted hourly. Written by hand:
+// docs/decisions.md#usage-meter.
 
 import type { Logger } from 'pino';
 import { propagationMs } from '../bounds.js';

@@ -4,10 +4,9 @@
 // but per instance, so N instances admit up to N times a quota until Redis returns. Marks (bans) have no
 // such fallback: they fail, and the limiter honours the bans it has seen (limits/ban-cache.ts).
 //
-// A ping every 500 ms notices a stall, and then every call goes to memory at once (a circuit breaker,
-// written by hand: ioredis has none); each command still has REDIS_COMMAND_TIMEOUT_MS as a backstop. That
-// deadline is not tens of milliseconds: a command that times out while Redis is merely slow (or this process
-// busy) falls back to memory and can over-admit, and under load a 50 ms deadline did (measured in CI).
+// A ping every 500 ms notices a stall, and then every call goes to memory at once (a circuit breaker);
+// each command still has REDIS_COMMAND_TIMEOUT_MS as a backstop, never tens of milliseconds. Written by
+// hand: docs/decisions.md#redis-breaker.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CounterStore } from '../../limits/counter-store.js';

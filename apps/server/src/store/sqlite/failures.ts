@@ -3,10 +3,10 @@
 //
 // The wait happens on the event loop, not inside a call. better-sqlite3 is synchronous: with a long busy
 // timeout SQLite sleeps inside the call while another process holds the write lock, and the whole process
-// stops with it (liveness included: /healthz took 8.4 s during a 9 s lock). The service's connection has a
+// stops with it (liveness included). The service's connection has a
 // short busy timeout instead, and a call refused as locked is retried from a timer until `lockWaitMs` has
-// passed; then it fails as busy (a 503 with Retry-After). Written by hand: no library retries synchronous
-// better-sqlite3 calls from the event loop.
+// passed; then it fails as busy (a 503 with Retry-After). Written by hand:
+// docs/decisions.md#sqlite-lock-waits.
 import { accessSync, constants, existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
