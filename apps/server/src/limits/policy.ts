@@ -2,8 +2,7 @@
 // (minute, then day), a per-address minute window without a key, and the temporary ban of a key that keeps
 // sending while limited. A request is admitted from this process's leases (leases.ts) without asking the
 // store; the store is asked once per lease, and before it the key's ban of record is confirmed.
-// Written by hand, over leases (docs/decisions.md#leases); each engine implements the counter store's
-// operations.
+// Written by hand: docs/decisions.md#leases. Each engine implements the counter store's operations.
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
 import { type WindowName, windows } from '../plans.js';
