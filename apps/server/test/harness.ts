@@ -47,7 +47,7 @@ export async function startServer(
     env?: Record<string, string>;
     /** Also the admin API on a listener of its own, with these tokens (see adminUrl). */
     adminTokens?: string[];
-    /** The admin API's limit per token and minute (default 600). */
+    /** The admin API's limit per token and minute (default: config.ts's ADMIN_RATE_LIMIT_PER_MINUTE). */
     adminPerMinute?: number;
   } = {},
 ) {

@@ -46,8 +46,12 @@ const connections = Number(values.connections);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const results = join(root, 'bench-results');
 const serverMain = join(root, 'apps/server/dist/main.js');
-/** The server runs as `pnpm start` and the package's bin run it (see apps/server/bin/animal-store-server.js). */
-const serverFlags = ['--max-semi-space-size=4'];
+/** Node's flags for the server, as its bin gives them on its first line (`pnpm start` runs the bin). */
+const serverFlags = (
+  readFileSync(join(root, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? ''
+)
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
 const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
 // What a user would pick instead, doing the same job (src/usual-express.ts, src/fastify-stack.ts).
