@@ -1,14 +1,16 @@
 // The shell of both listeners' apps (app.ts for the public API, admin/app.ts for the admin API): an Express
-// app that serves one contract. In order: the request log; outside the base path, the routes the app adds
-// (`outside`), the contract at /openapi.json and its reference at /docs; under the base path, the API's
-// chain, in the order given; then the JSON 404 that says where the API is, and the error handler (5xx
-// bodies checked against the contract's Error). No x-powered-by, no ETag: every answer carries fresh
+// app that serves one contract. In order: the request log; under the base path, the API's chain, in the
+// order given, as one layer (chain.ts); outside it, the routes the app adds (`outside`), the contract at
+// /openapi.json and its reference at /docs; then the JSON 404 that says where the API is, and the error
+// handler (5xx bodies checked against the contract's Error). The API comes first: its requests are the
+// many, and meet no layer of the few routes outside it. No x-powered-by, no ETag: every answer carries fresh
 // headers, so there is nothing to revalidate (and computing it costs).
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { TrustProxy } from '../config.js';
 import { documentedQuery, type OpenApiDocument } from '../contract.js';
 import type { StoreHealth } from '../ops/store-health.js';
+import { chain } from './chain.js';
 import { docsPage } from './docs-page.js';
 import { errorHandler, notFound } from './errors.js';
 import { requestLog } from './request-log.js';
@@ -41,12 +43,12 @@ export function contractApp(parts: ContractAppParts): Express {
   app.disable('etag');
   if (parts.trustProxy !== undefined) app.set('trust proxy', parts.trustProxy);
   app.use(requestLog(parts.logger, documentedQuery(contract)));
+  app.use(basePath, chain(parts.chain.flat()));
   parts.outside?.(app);
   app.get('/openapi.json', (_req, res) => {
     res.json(contract);
   });
   app.get('/docs', docsPage(parts.docsPath));
-  app.use(basePath, ...parts.chain.flat());
   app.use(notFound(basePath));
   app.use(errorHandler(parts.logger, parts.storeErrors, parts.health, (req) => parts.checks('Error', req)));
   return app;
