@@ -41,6 +41,7 @@ import type { Store } from './store/store.js';
 import { StoreUnavailableError, StoreUnwritableError } from './store/unavailable.js';
 import { serverSpans } from './tracing/spans.js';
 import { serverVersion } from './version.js';
+import { whenDone } from './when-done.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
 const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url)); // from src/ or dist/
@@ -120,7 +121,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       function noteWrites(req, res, next) {
         // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).
         if (req.method === 'POST')
-          res.once('finish', () => res.statusCode === 201 && health.succeededWrite());
+          whenDone(res, () => res.writableFinished && res.statusCode === 201 && health.succeededWrite());
         next();
       },
       announceDeprecations,

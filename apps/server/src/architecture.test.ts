@@ -16,6 +16,7 @@ export const layers: Record<string, number> = {
   plans: 0,
   version: 0,
   bounds: 0,
+  'when-done': 0,
   'env-file': 0,
   limits: 1,
   runtime: 1,

@@ -16,6 +16,7 @@ import proxyaddr from 'proxy-addr';
 import { type ConnectionLimits, loadConfig } from './config.js';
 import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
 import { HttpError } from './http/http-error.js';
+import { whenDone } from './when-done.js';
 
 /** The connection limits of an empty environment: config.ts's defaults, stated there only. */
 export const defaultConnectionLimits: ConnectionLimits = loadConfig({}).connections;
@@ -113,7 +114,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
         return;
       }
     }
-    res.once('close', () => {
+    whenDone(res, () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
     });
     if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {

@@ -8,8 +8,12 @@ const canonical = /^(?:0|[1-9][0-9]*)$/;
 export function canonicalIntegers(names: Set<string>) {
   return function canonicalIntegers(req: Request, _res: Response, next: NextFunction) {
     for (const name of names) {
-      const values = [req.query[name]].flat().filter((v) => typeof v === 'string');
-      if (values.some((v) => !canonical.test(v))) {
+      const value = req.query[name]; // absent, one value, or a list (the name repeated)
+      if (value === undefined) continue;
+      const loose = Array.isArray(value)
+        ? value.some((v) => typeof v === 'string' && !canonical.test(v))
+        : typeof value === 'string' && !canonical.test(value);
+      if (loose) {
         return next(
           new HttpError(400, `query.${name} must be integer, written in plain decimal digits (e.g. 20).`),
         );

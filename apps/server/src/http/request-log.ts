@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { whenDone } from '../when-done.js';
 import { clientAddress } from './client-address.js';
 
 declare module 'node:http' {
@@ -49,7 +50,7 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const method = req.method; // before headAsGet answers a HEAD as a GET
-    res.once('close', () => {
+    whenDone(res, () => {
       const { apiKey } = res.locals;
       const line = {
         req: { id, method, url: redactQuery(req.originalUrl, documentedQuery) },

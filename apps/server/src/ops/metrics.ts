@@ -5,6 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { OpenApiDocument } from '../contract.js';
+import { whenDone } from '../when-done.js';
 
 export type Metrics = {
   registry: Registry;
@@ -90,7 +91,8 @@ export function createMetrics(options: {
     const end = duration.startTimer();
     const method = req.method;
     const path = `${req.baseUrl}${req.path}`;
-    res.once('finish', () => {
+    whenDone(res, () => {
+      if (!res.writableFinished) return; // the client left before the answer: not a response
       const labels = { operation: operationOf(method, path), status: String(res.statusCode) };
       requests.inc(labels);
       end(labels);

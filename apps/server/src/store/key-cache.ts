@@ -5,7 +5,7 @@
 // the same time, in a cache of their own, so a flood of bad tokens costs no store reads and cannot push the
 // good ones out. lru-cache bounds both; entries are named by a hash of the token, never the token itself.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { propagationMs } from '../bounds.js';
 import type { ApiKey, KeyStore } from './store.js';
@@ -15,7 +15,7 @@ export const keyCacheMs = propagationMs;
 /** Entries in each of the two caches. */
 export const keyCacheEntries = 10_000;
 
-const name = (token: string) => createHash('sha256').update(token).digest('base64');
+const name = (token: string) => hash('sha256', token, 'base64');
 
 export function withKeyCache(keys: KeyStore, now = () => Date.now()): KeyStore {
   const verified = new LRUCache<string, ApiKey>({ max: keyCacheEntries, ttl: keyCacheMs });

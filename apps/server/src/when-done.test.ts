@@ -1,0 +1,60 @@
+// whenDone: one 'close' listener per response however many wait for its end, each callback run once, in
+// order, when the response is done, or when the client left before it (writableFinished says which).
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { whenDone } from './when-done.js';
+
+const ran: { name: string; finished: boolean }[] = [];
+let listeners: number[] = []; // close listeners before any callback, after the first, after all three
+const server = createServer((req, res) => {
+  listeners = [res.listenerCount('close')];
+  for (const name of ['connection', 'log', 'metrics']) {
+    whenDone(res, () => ran.push({ name, finished: res.writableFinished }));
+    if (name === 'connection') listeners.push(res.listenerCount('close'));
+  }
+  listeners.push(res.listenerCount('close'));
+  if (req.url === '/slow') return; // never answered: the client gives up
+  res.end('done');
+});
+let port = 0;
+beforeAll(async () => {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(() => {
+  server.close();
+});
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe('whenDone', () => {
+  it('adds one close listener for every callback, and runs them in order once the response is done', async () => {
+    ran.length = 0;
+    expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('done');
+    await until(() => ran.length === 3);
+    expect(ran).toEqual([
+      { name: 'connection', finished: true },
+      { name: 'log', finished: true },
+      { name: 'metrics', finished: true },
+    ]);
+    const [before = 0, first, all] = listeners;
+    expect([first, all]).toEqual([before + 1, before + 1]);
+  });
+
+  it('runs them when the client leaves before the answer, saying the response did not finish', async () => {
+    ran.length = 0;
+    listeners = [];
+    const req = request({ port, host: '127.0.0.1', path: '/slow' });
+    req.on('error', () => {});
+    req.end();
+    await until(() => listeners.length > 0);
+    req.destroy();
+    await until(() => ran.length === 3);
+    expect(ran.map((r) => r.finished)).toEqual([false, false, false]);
+  });
+});
