@@ -1,7 +1,10 @@
 // The usual Express stack a team would assemble in an afternoon for the same job (job.ts): Express 5,
 // express-openapi-validator on requests and responses against the same contract, express-rate-limit in
 // memory with a minute and a day window per key, pino-http, a prom-client histogram of request durations.
-// Versions pinned in package.json. It is a contestant in `pnpm bench`, not a reference: nothing imports it.
+// Versions pinned in package.json: express-openapi-validator is 5.6.0, the newest release our patch does not
+// touch (pnpm applies patches/express-openapi-validator@5.6.2.patch to every copy of 5.6.2 in the workspace,
+// and a team would run it as released). It is a contestant in `pnpm bench`, not a reference: nothing
+// imports it.
 import { readFileSync } from 'node:fs';
 import { bundledSpecPath } from '@animal-store/spec/files';
 import express, { type NextFunction, type Request, type Response } from 'express';
