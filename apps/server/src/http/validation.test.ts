@@ -18,7 +18,12 @@ type Fn = (...args: unknown[]) => unknown;
 function counted(module: string, name: string) {
   const exports = fromValidator(module) as Record<string, Fn>;
   const original = exports[name] as Fn;
-  const count = { calls: 0, restore: () => void (exports[name] = original) };
+  const count = {
+    calls: 0,
+    restore: () => {
+      exports[name] = original;
+    },
+  };
   exports[name] = (...args: unknown[]) => {
     count.calls++;
     return original(...args);
