@@ -40,7 +40,9 @@ export function redactQuery(url: string, documented: Set<string>): string {
 /**
  * The middleware: sets the request id, then logs one line when the response is done: `request completed`
  * (level info; error for a 5xx, as `request errored`), with the key id (never its secret) and the client's
- * address (after TRUST_PROXY) to say who, and `aborted: true` when the client left before the answer.
+ * address (after TRUST_PROXY) to say who, and `aborted: true` when the client left before the answer, or
+ * before the request it announced was complete (the request errored: what the server answered then, if
+ * its write raced the reset through, reached no one).
  */
 export function requestLog(logger: Logger, documentedQuery: Set<string>) {
   return function requestLog(req: Request, res: Response, next: NextFunction) {
@@ -58,7 +60,7 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
         responseTime: Math.round(performance.now() - started),
         ...(apiKey && { keyId: apiKey.id }),
         client: clientAddress(req),
-        ...(!res.writableFinished && { aborted: true }),
+        ...((!res.writableFinished || req.errored) && { aborted: true }),
       };
       if (res.statusCode >= 500) logger.error(line, 'request errored');
       else logger.info(line, 'request completed');
