@@ -121,7 +121,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       function noteWrites(req, res, next) {
         // A pet created means the store takes writes again (ends an episode of a full disk, see StoreHealth).
         if (req.method === 'POST')
-          whenDone(res, () => res.writableFinished && res.statusCode === 201 && health.succeededWrite());
+          whenDone(res, (answered) => answered && res.statusCode === 201 && health.succeededWrite());
         next();
       },
       announceDeprecations,

@@ -1,17 +1,17 @@
 // whenDone: one 'close' listener per response however many wait for its end, each callback run once, in
-// order, when the response is done, or when the client left before it (writableFinished says which).
+// order, told whether the response was answered or the client left before it.
 import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whenDone } from './when-done.js';
 
-const ran: { name: string; finished: boolean }[] = [];
+const ran: { name: string; answered: boolean }[] = [];
 let listeners: number[] = []; // close listeners before any callback, after the first, after all three
 const server = createServer((req, res) => {
   listeners = [res.listenerCount('close')];
   for (const name of ['connection', 'log', 'metrics']) {
-    whenDone(res, () => ran.push({ name, finished: res.writableFinished }));
+    whenDone(res, (answered) => ran.push({ name, answered }));
     if (name === 'connection') listeners.push(res.listenerCount('close'));
   }
   listeners.push(res.listenerCount('close'));
@@ -38,9 +38,9 @@ describe('whenDone', () => {
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('done');
     await until(() => ran.length === 3);
     expect(ran).toEqual([
-      { name: 'connection', finished: true },
-      { name: 'log', finished: true },
-      { name: 'metrics', finished: true },
+      { name: 'connection', answered: true },
+      { name: 'log', answered: true },
+      { name: 'metrics', answered: true },
     ]);
     const [before = 0, first, all] = listeners;
     expect([first, all]).toEqual([before + 1, before + 1]);
@@ -55,6 +55,6 @@ describe('whenDone', () => {
     await until(() => listeners.length > 0);
     req.destroy();
     await until(() => ran.length === 3);
-    expect(ran.map((r) => r.finished)).toEqual([false, false, false]);
+    expect(ran.map((r) => r.answered)).toEqual([false, false, false]);
   });
 });

@@ -1,13 +1,21 @@
 // One 'close' listener per response for everything that waits for its end (the in-flight count of its
 // connection, the request log, the metrics, the store's health), instead of one listener each: the
-// callbacks run in the order they were given, when the response is done or its connection is gone
-// (`res.writableFinished` tells which).
+// callbacks run in the order they were given, when the response is done or its connection is gone, and
+// are told which, one judgement for all of them (`answered`).
 import type { ServerResponse } from 'node:http';
 
-const waiting = Symbol('callbacks waiting for the end of the response');
-type Waited = ServerResponse & { [waiting]?: (() => void)[] };
+/**
+ * Called at the end of a response. `answered`: the response was written out and the request it answers
+ * was whole. False when the client left before the answer, or before the request it announced was
+ * complete (the request errored): what the server wrote then, if its write raced the reset through (Node
+ * 22 reports such a write finished), reached no one.
+ */
+export type DoneCallback = (answered: boolean) => void;
 
-export function whenDone(res: ServerResponse, callback: () => void): void {
+const waiting = Symbol('callbacks waiting for the end of the response');
+type Waited = ServerResponse & { [waiting]?: DoneCallback[] };
+
+export function whenDone(res: ServerResponse, callback: DoneCallback): void {
   const response = res as Waited;
   const callbacks = response[waiting];
   if (callbacks) {
@@ -17,6 +25,7 @@ export function whenDone(res: ServerResponse, callback: () => void): void {
   const list = [callback];
   response[waiting] = list;
   res.once('close', () => {
-    for (const run of list) run();
+    const answered = res.writableFinished && !res.req?.errored;
+    for (const run of list) run(answered);
   });
 }

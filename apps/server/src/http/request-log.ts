@@ -40,9 +40,8 @@ export function redactQuery(url: string, documented: Set<string>): string {
 /**
  * The middleware: sets the request id, then logs one line when the response is done: `request completed`
  * (level info; error for a 5xx, as `request errored`), with the key id (never its secret) and the client's
- * address (after TRUST_PROXY) to say who, and `aborted: true` when the client left before the answer, or
- * before the request it announced was complete (the request errored: what the server answered then, if
- * its write raced the reset through, reached no one).
+ * address (after TRUST_PROXY) to say who, and `aborted: true` when the response was not answered (the
+ * client left before the answer, or before its request was complete: see when-done.ts).
  */
 export function requestLog(logger: Logger, documentedQuery: Set<string>) {
   return function requestLog(req: Request, res: Response, next: NextFunction) {
@@ -52,7 +51,7 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const method = req.method; // before headAsGet answers a HEAD as a GET
-    whenDone(res, () => {
+    whenDone(res, (answered) => {
       const { apiKey } = res.locals;
       const line = {
         req: { id, method, url: redactQuery(req.originalUrl, documentedQuery) },
@@ -60,7 +59,7 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
         responseTime: Math.round(performance.now() - started),
         ...(apiKey && { keyId: apiKey.id }),
         client: clientAddress(req),
-        ...((!res.writableFinished || req.errored) && { aborted: true }),
+        ...(!answered && { aborted: true }),
       };
       if (res.statusCode >= 500) logger.error(line, 'request errored');
       else logger.info(line, 'request completed');

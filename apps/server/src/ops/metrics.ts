@@ -91,8 +91,8 @@ export function createMetrics(options: {
     const end = duration.startTimer();
     const method = req.method;
     const path = `${req.baseUrl}${req.path}`;
-    whenDone(res, () => {
-      if (!res.writableFinished) return; // the client left before the answer: not a response
+    whenDone(res, (answered) => {
+      if (!answered) return; // the client left (when-done.ts): not a response
       const labels = { operation: operationOf(method, path), status: String(res.statusCode) };
       requests.inc(labels);
       end(labels);
