@@ -246,12 +246,16 @@ export async function expectServiceUnavailable(res: Response) {
 
 /**
  * One server for a whole test file, with a key far from its limits: started before the file's tests (then
- * `prepare` runs, e.g. to seed pets), and after them checked for contract violations and stopped.
+ * `prepare` runs, e.g. to seed pets), and after them checked for contract violations and stopped. `options`
+ * as startServer takes them (the admin suites start theirs with admin tokens).
  */
-export function withServer(prepare: (server: TestServer, key: string) => void | Promise<void>): void {
+export function withServer(
+  prepare: (server: TestServer, key: string) => void | Promise<void>,
+  options: Parameters<typeof startServer>[0] = {},
+): void {
   let server: TestServer | undefined;
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer(options);
     await prepare(server, await server.key({ perMinute: 10_000, perDay: 100_000 }));
   });
   afterAll(async () => {

@@ -1,8 +1,8 @@
 // What the admin API's suites share (one file per operation, as src/admin/keys/, and one for the listener
 // and its tokens): the app on its own listener over the project's backend, with the two admin tokens of a
 // rotation, and the calls every suite makes.
-import { afterAll, beforeAll, expect } from 'vitest';
-import { call, startServer, type TestServer } from '../harness.js';
+import { expect } from 'vitest';
+import { call, type TestServer, withServer } from '../harness.js';
 
 export const token = 'a'.repeat(40);
 export const nextToken = 'b'.repeat(40);
@@ -10,16 +10,12 @@ export const nextToken = 'b'.repeat(40);
 /** Starts the server before the file's tests and stops it after (every response kept the contract). */
 export function adminSuite() {
   let started: TestServer | undefined;
-  beforeAll(async () => {
-    started = await startServer({
-      adminTokens: [token, nextToken],
-      limits: { ban: { threshold: 1, seconds: 60 } },
-    });
-  });
-  afterAll(async () => {
-    started?.expectNoContractViolations();
-    await started?.close();
-  });
+  withServer(
+    (server) => {
+      started = server;
+    },
+    { adminTokens: [token, nextToken], limits: { ban: { threshold: 1, seconds: 60 } } },
+  );
   const server = () => {
     if (!started) throw new Error('the admin suite has not started');
     return started;
