@@ -3,9 +3,22 @@
 // own process and event-loop metrics. Served at GET /metrics (outside /v1: never counted against the API), behind
 // METRICS_TOKEN when it is set.
 import type { NextFunction, Request, Response } from 'express';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { OpenApiDocument } from '../contract.js';
 import { whenDone } from '../when-done.js';
+import { requestMetrics } from './request-metrics.js';
+
+export const requestMetricNames = {
+  requests: 'animal_store_http_requests_total',
+  duration: 'animal_store_http_request_duration_seconds',
+};
+const requestMetricHelp = {
+  requests: 'Requests under the base path, by the contract operationId and the response status',
+  duration: 'Time from request to response, by operation and status',
+};
+const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+/** A request the validator matched to an operation of the contract. */
+type OperationRequest = Request & { openapi?: { schema?: { operationId?: string } } };
 
 export type Metrics = {
   registry: Registry;
@@ -42,19 +55,7 @@ export function createMetrics(options: {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
   const registers = [registry];
-  const requests = new Counter({
-    name: 'animal_store_http_requests_total',
-    help: 'Requests under the base path, by the contract operationId and the response status',
-    labelNames: ['operation', 'status'],
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'animal_store_http_request_duration_seconds',
-    help: 'Time from request to response, by operation and status',
-    labelNames: ['operation', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers,
-  });
+  const tally = requestMetrics(registry, requestMetricNames, requestMetricHelp, durationBuckets);
   const decisions = new Counter({
     name: 'animal_store_rate_limit_decisions_total',
     help: 'Rate-limit decisions: admitted, limited or banned, by plan (anonymous: no valid key)',
@@ -88,14 +89,14 @@ export function createMetrics(options: {
 
   const operationOf = operations(options.contract, options.basePath);
   const observe = (req: Request, res: Response, next: NextFunction) => {
-    const end = duration.startTimer();
+    const started = performance.now();
     const method = req.method;
     const path = `${req.baseUrl}${req.path}`;
     whenDone(res, (answered) => {
       if (!answered) return; // the client left (when-done.ts): not a response
-      const labels = { operation: operationOf(method, path), status: String(res.statusCode) };
-      requests.inc(labels);
-      end(labels);
+      // The operation the validator matched, or (refused before it) the one the path names.
+      const operation = (req as OperationRequest).openapi?.schema?.operationId ?? operationOf(method, path);
+      tally.record(operation, res.statusCode, (performance.now() - started) / 1000);
     });
     next();
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCursors } from './cursor.js';
+import { createCursors, issuedSignatures } from './cursor.js';
 
 const cursors = createCursors('a secret');
 
@@ -23,5 +23,43 @@ describe('createCursors', () => {
     ['a cursor of another secret', () => createCursors('another').encode({ afterId: 20, status: null })],
   ])('refuses %s', (_, alter) => {
     expect(cursors.decode(alter(cursors.encode({ afterId: 20, status: null })))).toBeUndefined();
+  });
+});
+
+describe('issuedSignatures', () => {
+  const counting = () => {
+    const signed: string[] = [];
+    const sign = (payload: string) => {
+      signed.push(payload);
+      return `sig(${payload})`;
+    };
+    return { signed, sign };
+  };
+
+  it('signs a cursor it issues once, however often it is issued', () => {
+    const { signed, sign } = counting();
+    const signatures = issuedSignatures(sign);
+    expect([signatures.issue('a'), signatures.issue('a'), signatures.expected('a')]).toEqual([
+      'sig(a)',
+      'sig(a)',
+      'sig(a)',
+    ]);
+    expect(signed).toEqual(['a']);
+  });
+
+  it('checks a payload it did not issue afresh each time, and never remembers it', () => {
+    const { signed, sign } = counting();
+    const signatures = issuedSignatures(sign, 2);
+    signatures.issue('ours');
+    for (const sent of ['x', 'y', 'x']) expect(signatures.expected(sent)).toBe(`sig(${sent})`);
+    signatures.issue('ours');
+    expect(signed).toEqual(['ours', 'x', 'y', 'x']);
+  });
+
+  it('remembers at most its bound, forgetting the least recently issued', () => {
+    const { signed, sign } = counting();
+    const signatures = issuedSignatures(sign, 2);
+    for (const payload of ['a', 'b', 'a', 'c', 'a', 'b']) signatures.issue(payload);
+    expect(signed).toEqual(['a', 'b', 'c', 'b']);
   });
 });

@@ -3,17 +3,44 @@
 // docs/decisions.md#pet-cursor.
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { PetStatus } from '@animal-store/spec';
+import { LRUCache } from 'lru-cache';
 
 type Position = { afterId: number; status: PetStatus | null };
+type Sign = (payload: string) => string;
+
+/** How many issued cursors' signatures are remembered (a few hundred KB at most). */
+export const rememberedSignatures = 4096;
+
+/**
+ * The signatures of the cursors we issue, remembered (lru-cache): the same page boundary gets the same
+ * cursor for every client, so a busy list signs each one once rather than on every page. Only what we
+ * issue is remembered; a cursor a client sends is checked against the memory or signed afresh, never
+ * added, so nobody can fill the memory from outside.
+ */
+export function issuedSignatures(sign: Sign, max = rememberedSignatures) {
+  const issued = new LRUCache<string, string>({ max });
+  return {
+    issue(payload: string): string {
+      let signature = issued.get(payload);
+      if (signature === undefined) {
+        signature = sign(payload);
+        issued.set(payload, signature);
+      }
+      return signature;
+    },
+    expected: (payload: string): string => issued.get(payload) ?? sign(payload),
+  };
+}
 
 export function createCursors(secret: string) {
   const key = createSecretKey(Buffer.from(secret)); // imported once, not on every page
-  const sign = (payload: string) =>
-    createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url');
+  const signatures = issuedSignatures((payload) =>
+    createHmac('sha256', key).update(payload).digest().subarray(0, 16).toString('base64url'),
+  );
   return {
     encode(position: Position): string {
       const payload = Buffer.from(JSON.stringify([position.afterId, position.status])).toString('base64url');
-      return `${payload}.${sign(payload)}`;
+      return `${payload}.${signatures.issue(payload)}`;
     },
     /** The position, or undefined when the cursor was not made by us (or was altered). */
     decode(cursor: string): Position | undefined {
@@ -21,7 +48,7 @@ export function createCursors(secret: string) {
       const parts = cursor.split('.');
       if (parts.length !== 2) return undefined;
       const [payload = '', signature = ''] = parts;
-      const expected = Buffer.from(sign(payload));
+      const expected = Buffer.from(signatures.expected(payload));
       const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
       const [afterId, status] = JSON.parse(Buffer.from(payload, 'base64url').toString()) as [
