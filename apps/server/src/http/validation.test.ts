@@ -1,6 +1,8 @@
 // Pins what patches/express-openapi-validator@5.6.2.patch and the validator's options fix: the route
 // matchers compiled once, no promise hop per middleware once the contract is loaded, only the layers this
-// service uses (no multipart, no security layer), no url.parse, and parameters normalized once. Driven
+// service uses (no multipart, no security layer), no url.parse, parameters normalized once, the route
+// lookup's fixed parts taken once, a response's content type chosen once per pair of types, and one
+// parameter mutator per route. Driven
 // over real HTTP on the bundled contract.
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
@@ -10,29 +12,46 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadContract } from '../contract.js';
 import { contractValidator } from './validation.js';
 
-// What the validator calls, counted: it reads each module's export at every call, so a count wrapped
-// around the export sees every call (path-to-regexp's compilations, node:url's parse, its own parameter
-// normalization).
+// What the validator calls, counted: it reads each module's export (and each class's method) at every call,
+// so a count wrapped around it sees every call or construction (path-to-regexp's compilations, node:url's
+// parse, its own parameter normalization, route pairs, content-type parses and parameter mutators).
 const fromValidator = createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
 type Fn = (...args: unknown[]) => unknown;
-function counted(module: string, name: string) {
-  const exports = fromValidator(module) as Record<string, Fn>;
-  const original = exports[name] as Fn;
+const counts: { restore: () => void }[] = [];
+function countedOn(target: Record<string, unknown>, name: string) {
+  const original = target[name] as Fn;
   const count = {
     calls: 0,
     restore: () => {
-      exports[name] = original;
+      target[name] = original;
     },
   };
-  exports[name] = (...args: unknown[]) => {
-    count.calls++;
-    return original(...args);
-  };
+  target[name] = new Proxy(original, {
+    apply(fn, self, args) {
+      count.calls++;
+      return Reflect.apply(fn, self, args);
+    },
+    construct(fn, args, newTarget) {
+      count.calls++;
+      return Reflect.construct(fn, args, newTarget);
+    },
+  });
+  counts.push(count);
   return count;
 }
+const counted = (module: string, name: string) =>
+  countedOn(fromValidator(module) as Record<string, unknown>, name);
+const classOf = (module: string, name: string) =>
+  (fromValidator(module) as Record<string, Record<string, unknown>>)[name] as Record<string, unknown>;
 const compilations = counted('path-to-regexp', 'pathToRegexp');
 const urlParses = counted('url', 'parse');
 const normalizations = counted('./middlewares/parsers/util', 'normalizeParameter');
+const routePairs = countedOn(
+  classOf('./framework/openapi.context', 'OpenApiContext').prototype as Record<string, unknown>,
+  'routePair',
+);
+const contentTypeParses = countedOn(classOf('./middlewares/util', 'ContentType'), 'fromString');
+const mutators = counted('./middlewares/parsers/req.parameter.mutator', 'RequestParameterMutator');
 
 const contract = loadContract();
 const layers = contractValidator(contract, () => {});
@@ -61,7 +80,7 @@ beforeAll(async () => {
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => {
-  for (const count of [compilations, urlParses, normalizations]) count.restore();
+  for (const count of counts) count.restore();
   server.close();
 });
 
@@ -98,6 +117,22 @@ describe('express-openapi-validator as this service drives it', () => {
     for (let i = 0; i < 10; i++) await fetch(`${url}/v1/pets?limit=5&status=sold`);
     expect(before).toBeGreaterThan(0);
     expect(normalizations.calls).toBe(before);
+  });
+
+  it('looks a route up without taking its fixed parts again, and builds no parameter mutator per request', async () => {
+    await fetch(`${url}/v1/pets?limit=5`);
+    const [pairs, built] = [routePairs.calls, mutators.calls];
+    for (let i = 0; i < 10; i++) expect((await fetch(`${url}/v1/pets?limit=5`)).status).toBe(200);
+    expect(built).toBeGreaterThan(0);
+    expect([routePairs.calls, mutators.calls]).toEqual([pairs, built]);
+  });
+
+  it('chooses the content type of a response once per accepted and expected types, not per response', async () => {
+    await fetch(`${url}/v1/pets`);
+    const before = contentTypeParses.calls;
+    for (let i = 0; i < 10; i++) expect((await fetch(`${url}/v1/pets`)).status).toBe(200);
+    expect(before).toBeGreaterThan(0);
+    expect(contentTypeParses.calls).toBe(before);
   });
 
   it('once the contract is loaded, a request passes the validator without waiting for a microtask', async () => {
