@@ -30,6 +30,7 @@ const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
     backend: { type: 'string', multiple: true, default: [] },
     scenario: { type: 'string', multiple: true, default: [] },
@@ -43,6 +44,9 @@ for (const b of backends) {
 }
 const duration = Number(values.duration);
 const connections = Number(values.connections);
+/** Rounds of every contestant in turn; each figure reported is the median of its rounds. */
+const rounds = Number(values.rounds);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: a whole number ≥ 1`);
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const results = join(root, 'bench-results');
 const serverMain = join(root, 'apps/server/dist/main.js');
@@ -220,32 +224,68 @@ type Measure = {
   errors: number;
   /** CPU time (user + system) the contestant spent per request: its cost, whatever the load generator got. */
   cpuUsPerRequest: number;
+  /** Cores the contestant kept busy during the run, and the load generator (autocannon, in this process). */
+  coresBusy: { target: number; generator: number };
 };
 const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+/** Each figure of a contestant's rounds, the median of its rounds. */
+const medianOf = (all: Measure[]): Measure => ({
+  reqPerSec: median(all.map((x) => x.reqPerSec)),
+  p50: median(all.map((x) => x.p50)),
+  p99: median(all.map((x) => x.p99)),
+  non2xx: all.reduce((sum, x) => sum + x.non2xx, 0),
+  errors: all.reduce((sum, x) => sum + x.errors, 0),
+  cpuUsPerRequest: median(all.map((x) => x.cpuUsPerRequest)),
+  coresBusy: {
+    target: median(all.map((x) => x.coresBusy.target)),
+    generator: median(all.map((x) => x.coresBusy.generator)),
+  },
+});
+/** The cores a run kept busy: the contestant's CPU time, and this process's (the load generator's). */
+function coresBusy(targetCpuMs: number, generatorBefore: NodeJS.CpuUsage, wallBefore: number) {
+  const wallMs = performance.now() - wallBefore;
+  const generator = process.cpuUsage(generatorBefore);
+  return { target: targetCpuMs / wallMs, generator: (generator.user + generator.system) / 1000 / wallMs };
+}
 let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
-  const measured: Record<string, Measure> = {};
-  for (const target of [server, ...peers, bare, floor, ...extra]) {
-    const cpuBefore = cpuMs(target.child.pid as number);
-    const result = await autocannon({
-      url: target.url,
-      headers: {
-        authorization: headersOf.get(target.name) ?? authorization,
-        'content-type': 'application/json',
-      },
-      requests: scenario.requests.map((r) => ({ ...r })),
-      connections,
-      duration,
-    });
-    measured[target.name] = {
-      reqPerSec: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      non2xx: result.non2xx,
-      errors: result.errors,
-      cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
-    };
+  const runs = new Map<string, Measure[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const target of [server, ...peers, bare, floor, ...extra]) {
+      const cpuBefore = cpuMs(target.child.pid as number);
+      const generatorBefore = process.cpuUsage();
+      const wallBefore = performance.now();
+      const result = await autocannon({
+        url: target.url,
+        headers: {
+          authorization: headersOf.get(target.name) ?? authorization,
+          'content-type': 'application/json',
+        },
+        requests: scenario.requests.map((r) => ({ ...r })),
+        connections,
+        duration,
+      });
+      const ofTarget = runs.get(target.name) ?? [];
+      runs.set(target.name, ofTarget);
+      ofTarget.push({
+        reqPerSec: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        non2xx: result.non2xx,
+        errors: result.errors,
+        cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
+        coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
+      });
+    }
   }
+  const measured = Object.fromEntries([...runs].map(([name, all]) => [name, medianOf(all)]));
   if (scenario.name.startsWith('GET /v1/pets?')) {
     peakRssUnderListLoad = Math.max(peakRssUnderListLoad, peakRssMb(server.child.pid as number));
   }
@@ -301,7 +341,7 @@ const listCpuUs = rows.find((r) => r.scenario.startsWith('GET /v1/pets?'))?.meas
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
 const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Measure;
 const lines = [
-  `Animal Store bench: ${connections} connections, ${duration} s per run; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
+  `Animal Store bench: ${connections} connections, ${duration} s per run, median of ${rounds} round(s); ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   '',
   '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/bare/floor | non-2xx |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -344,6 +384,16 @@ const lines = [
     return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
   }),
   '',
+  ...(extra.some((e) => e.name === 'WORKERS=2')
+    ? [
+        `cores kept busy (of ${cpus().length}) by WORKERS=2 and by the load generator: ${rows
+          .map((row) => {
+            const busy = m(row, 'WORKERS=2').coresBusy;
+            return `${row.scenario} ${fixed(busy.target, 2)} + ${fixed(busy.generator, 2)}`;
+          })
+          .join('; ')}`,
+      ]
+    : []),
   `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   `peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`,
   `usage metering: ${fixed(metering.recordNs)} ns per request${listCpuUs ? ` (${fixed(metering.recordNs / 10 / listCpuUs, 3)} % of the full server's ${fixed(listCpuUs)} µs of CPU per list request)` : ''}, plus one write of every key's day every ${usageFlushMs / 1000} s (${fixed(metering.flushMs, 1)} ms for 1,000 keys)`,
@@ -357,7 +407,7 @@ const report = {
     memoryGiB: totalmem() / 2 ** 30,
     node: process.version,
   },
-  options: { connections, duration },
+  options: { connections, duration, rounds },
   rows,
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
