@@ -83,17 +83,12 @@ export function createAdminClient(options: AdminClientOptions) {
       options: CallOptions & { idempotencyKey?: string } = {},
     ): Promise<CreatedKey> {
       const idempotencyKey = options.idempotencyKey ?? globalThis.crypto.randomUUID();
-      return call(options, async (signal) => {
-        const { data, error, response } = await api.POST('/keys', {
-          body: key,
-          params: { header: { 'Idempotency-Key': idempotencyKey } },
-          ...(signal && { signal }),
-        });
-        if (data === undefined) fail(response, error);
-        return 'secret' in data
-          ? { key: data.key, secret: data.secret, replayed: false }
-          : { key: data, replayed: true };
-      });
+      const data = await dataOf(options, (init) =>
+        api.POST('/keys', { body: key, params: { header: { 'Idempotency-Key': idempotencyKey } }, ...init }),
+      );
+      return 'secret' in data
+        ? { key: data.key, secret: data.secret, replayed: false }
+        : { key: data, replayed: true };
     },
     /** One page of keys in creation order; `nextCursor` names the next (null on the last). */
     async listKeys(query: ListKeysQuery = {}, options?: CallOptions): Promise<AdminKeyPage> {

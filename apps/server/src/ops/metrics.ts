@@ -8,7 +8,7 @@ import type { OpenApiDocument } from '../contract.js';
 import { whenDone } from '../when-done.js';
 import { requestMetrics } from './request-metrics.js';
 
-export const requestMetricNames = {
+const requestMetricNames = {
   requests: 'animal_store_http_requests_total',
   duration: 'animal_store_http_request_duration_seconds',
 };

@@ -1,5 +1,6 @@
 // What the maintained instrumentations lack, over the OpenTelemetry API (a no-op without the SDK; these
-// are installed only when tracing is on, so with it off nothing runs per request): the server span named after the contract's operationId with the caller and the limiter's outcome,
+// are installed only when tracing is on, so with it off nothing runs per request): the server span named
+// after the contract's operationId with the caller and the limiter's outcome,
 // spans for SQLite store calls and lease refills (no instrumentation exists for better-sqlite3 or our
 // counters), and the trace ids on log lines. Written by hand: docs/decisions.md#server-spans.
 import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';

@@ -4,7 +4,8 @@ import { type AdminDeps, keyIdOf, noKey, view } from '../operation.js';
 
 export const getKey = ({ store }: AdminDeps): RequestHandler =>
   async function getKey(req, res) {
-    const key = await store.keys.get(keyIdOf(req));
-    if (!key) throw noKey(keyIdOf(req));
+    const id = keyIdOf(req);
+    const key = await store.keys.get(id);
+    if (!key) throw noKey(id);
     res.json(view(key));
   };
