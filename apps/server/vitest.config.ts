@@ -40,6 +40,7 @@ const httpSuites = [
   'test/scale-out.test.ts',
   'test/outage.test.ts',
   'test/postgres-faults.test.ts',
+  'test/partitions.test.ts',
   'test/reverse-proxy.test.ts',
 ];
 

@@ -25,7 +25,6 @@ import { storeUnavailable } from './http/errors.js';
 import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
 import { headAsGet } from './http/head-as-get.js';
 import { sendError } from './http/http-error.js';
-import { idempotency } from './http/idempotency.js';
 import { identify, requireKey } from './http/identify.js';
 import { jsonBody } from './http/json-body.js';
 import { metricsEndpoint } from './http/metrics-endpoint.js';
@@ -137,7 +136,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       canonicalIntegers(integerQueryParameters(contract)),
       jsonBody(requestBodyLimit),
       contractValidator(contract, onViolation),
-      petRoutes(store.pets, cursors, checks, idempotency(store.idempotency)),
+      petRoutes(store.pets, cursors, checks, store.idempotency),
     ],
   });
 }

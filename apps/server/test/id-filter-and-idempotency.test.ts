@@ -1,6 +1,7 @@
 // The id filter (getPet's successor), Location on 201, and Idempotency-Key on createPet (added in interface 1.1.0).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyDigest } from '../src/http/body-digest.js';
+import { IdempotencyClaimLostError } from '../src/store/unavailable.js';
 import { backend, call, parseRaw, rawRequest, startServer, type TestServer, tokenParts } from './harness.js';
 
 let server: TestServer;
@@ -116,12 +117,12 @@ describe('Idempotency-Key on POST /pets', () => {
     }
   });
 
-  it('answers 409 while the first request with the key is still in progress, adding nothing', async () => {
+  it('answers 409 with Retry-After: 1 while the first request with the key is still in progress, adding nothing', async () => {
     // The first request's claim, made as the idempotency layer makes it: the HTTP request below then
     // finds the key claimed and no pet yet, on every engine (no race needed).
     const body = { name: 'Slow', categoryId: 1 };
     await server.store.idempotency.claim(
-      { apiKeyId: tokenParts(key).id, key: 'in-flight' },
+      { apiKeyId: tokenParts(key).id, key: 'in-flight', token: 'first' },
       bodyDigest(body),
       {
         now: Date.now(),
@@ -130,12 +131,41 @@ describe('Idempotency-Key on POST /pets', () => {
       },
     );
     const before = await server.petCount();
-    await expectRefused(
-      await create(body, { 'idempotency-key': 'in-flight' }),
-      409,
-      'idempotency_in_progress',
-      before,
-    );
+    const answer = await create(body, { 'idempotency-key': 'in-flight' });
+    expect(answer.headers.get('retry-after')).toBe('1');
+    await expectRefused(answer, 409, 'idempotency_in_progress', before);
+  });
+
+  it('fences a claim by its token: once taken over, the first request commits no pet and cannot give the key back; the new holder can', async () => {
+    const { idempotency, pets } = server.store;
+    const scope = { apiKeyId: tokenParts(key).id, key: 'taken-over' };
+    const [first, second] = [
+      { ...scope, token: 'first' },
+      { ...scope, token: 'second' },
+    ];
+    const now = Date.now();
+    expect(
+      await idempotency.claim(first, 'digest', { now, expireBefore: 0, abandonBefore: 0 }),
+    ).toBeUndefined();
+    // The first request went silent: its claim is abandoned and the second takes it over.
+    expect(
+      await idempotency.claim(second, 'digest', { now, expireBefore: 0, abandonBefore: now + 1 }),
+    ).toBeUndefined();
+    const before = await server.petCount();
+    const pet = { name: 'Fenced', categoryId: 1, status: 'available' as const };
+    await expect(pets.create(pet, () => {}, first)).rejects.toThrow(IdempotencyClaimLostError);
+    expect(await server.petCount()).toBe(before);
+    await idempotency.release(first); // not the first's any more: the second's claim stays
+    const later = { now, expireBefore: 0, abandonBefore: 0 };
+    expect(await idempotency.claim({ ...scope, token: 'third' }, 'digest', later)).toEqual({
+      fingerprint: 'digest',
+    });
+    const created = await pets.create(pet, () => {}, second);
+    expect(await idempotency.claim({ ...scope, token: 'third' }, 'digest', later)).toEqual({
+      fingerprint: 'digest',
+      pet: created,
+    });
+    expect(await server.petCount()).toBe(before + 1);
   });
 
   it('records the key in the transaction that creates the pet: when recording fails, no pet is stored', async () => {

@@ -312,9 +312,14 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A request with the same `Idempotency-Key` is still being processed. Nothing was added; retry after it has finished. */
+        /**
+         * @description A request with the same `Idempotency-Key` is still being processed. Nothing was added; retry after
+         *     `Retry-After` seconds (always 1: a create that is processed finishes within the request bound, and the
+         *     retry then gets its answer replayed).
+         */
         Conflict: {
             headers: {
+                "Retry-After": components["headers"]["Retry-After"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -487,7 +492,12 @@ export interface components {
          *     - the same key with the same body answers the original response again (same status, body and `id`)
          *       with `Idempotent-Replayed: true`, and adds nothing;
          *     - the same key with a different body is a `422` (`idempotency_key_reused`);
-         *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`).
+         *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`)
+         *       with `Retry-After: 1`.
+         *     A first request that fails gives the key back before its error answer goes out, so an immediate retry
+         *     proceeds. A first request whose instance went silent (a crash, a network partition) holds the key for at
+         *     most 60 seconds; then another request takes it over. Whatever the timing, one key creates at most one
+         *     pet: the request that lost its claim cannot commit its pet (its create is fenced by the claim).
          *     Keys are scoped to the API key that sent them and forgotten after 24 hours. Replays count against the
          *     rate limit like any request.
          * @example 8e0f3c9a-2b1d-4c6e-9f7a-5d3b2a1c0e9f
@@ -673,7 +683,12 @@ export interface operations {
                  *     - the same key with the same body answers the original response again (same status, body and `id`)
                  *       with `Idempotent-Replayed: true`, and adds nothing;
                  *     - the same key with a different body is a `422` (`idempotency_key_reused`);
-                 *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`).
+                 *     - the same key while the first request is still being processed is a `409` (`idempotency_in_progress`)
+                 *       with `Retry-After: 1`.
+                 *     A first request that fails gives the key back before its error answer goes out, so an immediate retry
+                 *     proceeds. A first request whose instance went silent (a crash, a network partition) holds the key for at
+                 *     most 60 seconds; then another request takes it over. Whatever the timing, one key creates at most one
+                 *     pet: the request that lost its claim cannot commit its pet (its create is fenced by the claim).
                  *     Keys are scoped to the API key that sent them and forgotten after 24 hours. Replays count against the
                  *     rate limit like any request.
                  * @example 8e0f3c9a-2b1d-4c6e-9f7a-5d3b2a1c0e9f

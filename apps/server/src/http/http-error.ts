@@ -51,6 +51,17 @@ export const answers = {
       'This Idempotency-Key was used with a different request body.',
       'idempotency_key_reused',
     ),
+  /**
+   * A create whose Idempotency-Key another request holds (or took over): retry in a second, when its
+   * answer will be replayed.
+   */
+  idempotencyInProgress: () =>
+    new HttpError(
+      409,
+      'A request with this Idempotency-Key is still being processed; retry later.',
+      'idempotency_in_progress',
+      { 'Retry-After': '1' },
+    ),
   /** Anything unexpected: a generic message; the request id finds it in the logs. */
   unexpected: () => new HttpError(500, 'An unexpected error occurred.'),
 };

@@ -2,10 +2,10 @@
 // reaching it have passed authentication, rate limiting and validation against the contract; responses
 // leaving it are validated too. No SQL here.
 import { type NewPet, type PetStatus, pageSize } from '@animal-store/spec';
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import { HttpError } from '../http/http-error.js';
-import { petLocation } from '../http/idempotency.js';
-import type { PetStore } from '../store/store.js';
+import { idempotent, petLocation } from '../http/idempotency.js';
+import type { IdempotencyStore, PetStore } from '../store/store.js';
 import type { Cursors } from './cursor.js';
 
 const int64Max = 9_223_372_036_854_775_807n;
@@ -23,7 +23,7 @@ export function petRoutes(
   pets: PetStore,
   cursors: Cursors,
   check: SchemaCheck,
-  idempotency: RequestHandler,
+  idempotency: IdempotencyStore,
 ): Router {
   const router = Router();
 
@@ -63,17 +63,20 @@ export function petRoutes(
     res.status(200).json(page.pets);
   });
 
-  router.post('/pets', idempotency, async (req: Request, res: Response) => {
-    const body = req.body as NewPet;
-    // The pet is committed only if the response describing it keeps the contract.
-    const pet = await pets.create(
-      { ...body, status: body.status ?? 'available' },
-      check('Pet', req),
-      res.locals.idempotency,
-    );
-    res.set('Location', petLocation(req.baseUrl, pet.id));
-    res.status(201).json(pet);
-  });
+  router.post(
+    '/pets',
+    idempotent(idempotency, async (req: Request, res: Response) => {
+      const body = req.body as NewPet;
+      // The pet is committed only if the response describing it keeps the contract.
+      const pet = await pets.create(
+        { ...body, status: body.status ?? 'available' },
+        check('Pet', req),
+        res.locals.idempotency,
+      );
+      res.set('Location', petLocation(req.baseUrl, pet.id));
+      res.status(201).json(pet);
+    }),
+  );
 
   router.get('/pets/:petId', async (req: Request, res: Response) => {
     const id = int64(String(req.params.petId));

@@ -26,16 +26,23 @@ export const idempotencyWindowMs = 24 * 3_600_000;
 /** One Idempotency-Key of one API key. */
 export type IdempotencyScope = { apiKeyId: string; key: string };
 
+/**
+ * One request's claim of an Idempotency-Key: its token fences the claim, so that only the request holding
+ * it now can complete it (link its pet) or give it back, never one whose claim was taken over.
+ */
+export type IdempotencyClaim = IdempotencyScope & { token: string };
+
 export interface PetStore {
   /**
    * Adds a pet. `accept` sees the pet exactly as stored (read back from the engine) before the write is
    * committed; if it throws, nothing is committed and the error propagates. With `idempotency`, the
-   * claimed key is completed with this pet in the same transaction.
+   * claimed key is completed with this pet in the same transaction, which commits only while the claim is
+   * still this one (else IdempotencyClaimLostError, and nothing is committed).
    */
   create(
     pet: NewPet & { status: PetStatus },
     accept: (stored: Pet) => void,
-    idempotency?: IdempotencyScope,
+    idempotency?: IdempotencyClaim,
   ): Promise<Pet>;
   /** The pets with these ids (those that exist), optionally of one status, in ascending id order. */
   getMany(ids: bigint[], status?: PetStatus): Promise<Pet[]>;
@@ -112,12 +119,12 @@ export interface IdempotencyStore {
    * request died), are replaced.
    */
   claim(
-    scope: IdempotencyScope,
+    claim: IdempotencyClaim,
     fingerprint: string,
     times: { now: number; expireBefore: number; abandonBefore: number },
   ): Promise<IdempotencyRecord | undefined>;
-  /** Gives up a claim whose request created nothing (so that a retry can proceed). */
-  release(scope: IdempotencyScope): Promise<void>;
+  /** Gives up a claim whose request created nothing (so that a retry can proceed); not one taken over. */
+  release(claim: IdempotencyClaim): Promise<void>;
   /** Deletes records created before `before`. */
   prune(before: number): Promise<number>;
 }

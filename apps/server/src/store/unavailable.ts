@@ -6,6 +6,14 @@ export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
 }
 
+/**
+ * A create under an Idempotency-Key whose claim another request took over (this one was presumed dead):
+ * nothing was committed; the other request's pet is the key's.
+ */
+export class IdempotencyClaimLostError extends Error {
+  override name = 'IdempotencyClaimLostError';
+}
+
 export type UnwritableReason = 'disk_full' | 'read_only';
 
 /**

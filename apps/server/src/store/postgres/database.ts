@@ -64,25 +64,65 @@ const migrations: string[] = [
      PRIMARY KEY (key_id, day)
    );
    CREATE INDEX key_usage_day ON key_usage (day);`,
+  // Unreleased (after 1.1.0): the claim's token, which fences an Idempotency-Key's create (idempotency.ts).
+  'ALTER TABLE idempotency_keys ADD COLUMN claim TEXT;',
 ];
 /** Any constant: the advisory lock that serialises migrations across instances. */
 const migrationLock = 0x616e696d; // "anim"
 
-/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement or lock timeout, resources, serialization. */
-const transient = /^(08|57P0|57014|55P03|53|40001|40P01)/;
+/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement, lock or idle-transaction timeout, resources, serialization. */
+const transient = /^(08|57P0|57014|55P03|25P03|53|40001|40P01)/;
+
+/**
+ * Whether `error` left the connection out of step with the server: a network failure, or a deadline of
+ * ours (the server never answered). Such a connection is destroyed, never asked again.
+ */
+function connectionLost(error: unknown): boolean {
+  const e = error as NodeJS.ErrnoException;
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH'].includes(
+      e.code ?? '',
+    ) ||
+    /Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error/i.test(
+      e.message ?? '',
+    )
+  );
+}
+
+/** Whether the connection is still usable after `error`: the server answered it, or it is not the database's. */
+export const answered = (error: unknown): boolean => !connectionLost(error);
 
 /** The store's error for a PostgreSQL failure (503 for "not now"), or the error itself (a bug). */
 export function translate(error: unknown): unknown {
   const e = error as NodeJS.ErrnoException & { code?: string };
-  const connection =
-    (typeof e.code === 'string' && transient.test(e.code)) ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(
-      e.code ?? '',
-    ) ||
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-      e.message ?? '',
-    );
-  return connection ? new StoreUnavailableError(`PostgreSQL is unavailable: ${e.code ?? e.message}`) : error;
+  const notNow = (typeof e.code === 'string' && transient.test(e.code)) || connectionLost(error);
+  return notNow ? new StoreUnavailableError(`PostgreSQL is unavailable: ${e.code ?? e.message}`) : error;
+}
+
+/**
+ * What the network may add to a statement the server ended within its statement timeout: past it, the
+ * client gives up on the connection (a silent partition answers nothing, ever). See clientDeadlines.
+ */
+export const networkMarginMs = 250;
+
+/**
+ * The pool's deadlines, all from the statement timeout S, so that no request waits past S + 1 s whatever
+ * the network does (docs/operations.md, "Deadlines"). The server enforces S on each statement and lock
+ * wait, and ends a transaction left idle for S (its client cut off: its locks are freed). The client
+ * enforces what the server cannot when it cannot be reached: a connection (TCP and start-up) within
+ * min(3 s, S), a query's answer within S + networkMarginMs; a connection that missed either is destroyed.
+ * TCP keepalive finds idle pooled connections whose peer went silent.
+ */
+export function clientDeadlines(statementTimeoutMs: number): pg.PoolConfig {
+  return {
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + networkMarginMs,
+    connectionTimeoutMillis: Math.min(3_000, statementTimeoutMs),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
 }
 
 /** The pool, and one statement run on it with its failure translated. */
@@ -98,8 +138,7 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
-    statement_timeout: options.statementTimeoutMs,
-    connectionTimeoutMillis: 3_000,
+    ...clientDeadlines(options.statementTimeoutMs),
   });
   // A connection whose backend goes away (terminated, a restart) emits 'error' on its client. pg-pool
   // listens only while the client is idle (then re-emits here) and removes its listener at checkout, so a

@@ -9,12 +9,12 @@ export function createPostgresIdempotencyStore({ query }: Pg): IdempotencyStore 
       // One statement decides: insert, or replace a stale record, or leave the live one; concurrent
       // claims of one key serialise on its primary key, and exactly one of them gets a row back.
       const claimed = await query(
-        `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, created_at) VALUES ($1, $2, $3, $4)
+        `INSERT INTO idempotency_keys (api_key_id, key, fingerprint, created_at, claim) VALUES ($1, $2, $3, $4, $7)
          ON CONFLICT (api_key_id, key) DO UPDATE
-           SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at, pet_id = NULL
+           SET fingerprint = EXCLUDED.fingerprint, created_at = EXCLUDED.created_at, pet_id = NULL, claim = EXCLUDED.claim
            WHERE idempotency_keys.created_at < $5 OR (idempotency_keys.pet_id IS NULL AND idempotency_keys.created_at < $6)
          RETURNING key`,
-        [scope.apiKeyId, scope.key, fingerprint, t.now, t.expireBefore, t.abandonBefore],
+        [scope.apiKeyId, scope.key, fingerprint, t.now, t.expireBefore, t.abandonBefore, scope.token],
       );
       if (claimed.length === 1) return undefined;
       const [row] = await query<PetRow & { fingerprint: string; pet_id: string | null }>(
@@ -27,10 +27,10 @@ export function createPostgresIdempotencyStore({ query }: Pg): IdempotencyStore 
       return { fingerprint: row.fingerprint, ...(row.pet_id !== null && { pet: toPet(row) }) };
     },
     async release(scope) {
-      await query('DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND pet_id IS NULL', [
-        scope.apiKeyId,
-        scope.key,
-      ]);
+      await query(
+        'DELETE FROM idempotency_keys WHERE api_key_id = $1 AND key = $2 AND claim = $3 AND pet_id IS NULL',
+        [scope.apiKeyId, scope.key, scope.token],
+      );
     },
     async prune(before) {
       return (await query('DELETE FROM idempotency_keys WHERE created_at < $1 RETURNING key', [before]))

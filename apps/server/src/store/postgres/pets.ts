@@ -2,14 +2,15 @@
 import type pg from 'pg';
 import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
-import { type Pg, translate } from './database.js';
+import { IdempotencyClaimLostError } from '../unavailable.js';
+import { answered, type Pg, translate } from './database.js';
 
 const columns = petSelect();
 const insert = petInsert((position) => `$${position}`);
 
 export function createPostgresPetStore({ pool, query }: Pg): PetStore {
   return {
-    async create(pet, accept, scope) {
+    async create(pet, accept, claim) {
       let client: pg.PoolClient;
       try {
         client = await pool.connect();
@@ -21,22 +22,32 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
         const { rows } = await client.query<PetRow>(insert, newPetValues(pet));
         const stored = toPet(rows[0] as PetRow);
         accept(stored);
-        if (scope) {
-          await client.query('UPDATE idempotency_keys SET pet_id = $1 WHERE api_key_id = $2 AND key = $3', [
-            stored.id,
-            scope.apiKeyId,
-            scope.key,
-          ]);
+        // Fenced by the claim's token: a request whose claim was taken over (it was presumed dead, cut off
+        // from the database) links nothing and rolls back, so its pet is never committed. The row lock the
+        // update takes holds off any takeover until this transaction ends.
+        if (claim) {
+          const linked = await client.query(
+            'UPDATE idempotency_keys SET pet_id = $1 WHERE api_key_id = $2 AND key = $3 AND claim = $4 AND pet_id IS NULL',
+            [stored.id, claim.apiKeyId, claim.key, claim.token],
+          );
+          if (linked.rowCount === 0) {
+            throw new IdempotencyClaimLostError('The Idempotency-Key was taken over by another request.');
+          }
         }
         await client.query('COMMIT');
         client.release();
         return stored;
       } catch (error) {
-        const broken = await client.query('ROLLBACK').then(
-          () => false,
-          () => true,
-        );
-        client.release(broken); // a connection that cannot even roll back is discarded, not reused
+        // A connection the server answered on is rolled back and reused. One that timed out or broke is
+        // destroyed without a word: a ROLLBACK would wait on it again, and the server ends the transaction
+        // itself (idle_in_transaction_session_timeout, or when it sees the connection close).
+        const rolledBack =
+          answered(error) &&
+          (await client.query('ROLLBACK').then(
+            () => true,
+            () => false,
+          ));
+        client.release(rolledBack ? undefined : true);
         throw translate(error);
       }
     },

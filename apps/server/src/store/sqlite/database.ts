@@ -69,6 +69,8 @@ const migrations: string[] = [
      PRIMARY KEY (key_id, day)
    );
    CREATE INDEX key_usage_day ON key_usage (day);`,
+  // Unreleased (after 1.1.0): the claim's token, which fences an Idempotency-Key's create (idempotency.ts).
+  'ALTER TABLE idempotency_keys ADD COLUMN claim TEXT;',
 ];
 
 /** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */

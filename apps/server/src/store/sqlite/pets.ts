@@ -2,7 +2,8 @@
 import type { Pet, PetStatus } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
 import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
-import type { IdempotencyScope, PetStore } from '../store.js';
+import type { IdempotencyClaim, PetStore } from '../store.js';
+import { IdempotencyClaimLostError } from '../unavailable.js';
 import type { Db } from './database.js';
 
 const columns = petSelect();
@@ -16,15 +17,18 @@ export function createSqlitePetStore(db: Db): PetStore {
   const afterWithStatus = db.prepare<[PetStatus, number, number], PetRow>(
     `SELECT ${columns} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
   );
-  const complete = db.prepare<[number, string, string]>(
-    'UPDATE idempotency_keys SET pet_id = ? WHERE api_key_id = ? AND key = ?',
+  // Only while the claim is this request's (see IdempotencyClaim): one taken over is left to its new holder.
+  const complete = db.prepare<[number, string, string, string]>(
+    'UPDATE idempotency_keys SET pet_id = ? WHERE api_key_id = ? AND key = ? AND claim = ? AND pet_id IS NULL',
   );
   // The row as SQLite returns it (RETURNING reads the stored value back), judged before the commit.
   const create = db.transaction(
-    (pet: Parameters<PetStore['create']>[0], accept: (stored: Pet) => void, scope?: IdempotencyScope) => {
+    (pet: Parameters<PetStore['create']>[0], accept: (stored: Pet) => void, claim?: IdempotencyClaim) => {
       const stored = toPet(insert.get(...newPetValues(pet)) as PetRow);
       accept(stored);
-      if (scope) complete.run(stored.id, scope.apiKeyId, scope.key);
+      if (claim && complete.run(stored.id, claim.apiKeyId, claim.key, claim.token).changes === 0) {
+        throw new IdempotencyClaimLostError('The Idempotency-Key was taken over by another request.');
+      }
       return stored;
     },
   );
