@@ -22,7 +22,7 @@ const boundMs = statementTimeoutMs + 1_000;
 /** What a busy 2-core machine may add to a bound (scheduling, a GC pause): not part of the promise. */
 const slackMs = 700;
 
-const redisCommandTimeoutMs = 500;
+const redisCommandTimeoutMs = 1_000;
 
 async function stores(instances: number): Promise<Partitionable> {
   const network = await partitionableStores(instances);
@@ -187,9 +187,9 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
       expect(answer.status).toBe(200);
       slowest = Math.max(slowest, answer.elapsedMs);
     }
-    expect(slowest).toBeLessThan(redisCommandTimeoutMs + slackMs);
+    expect.soft(slowest).toBeLessThan(redisCommandTimeoutMs + slackMs); // one timeout, not one per call
     await within(5_000, () => degraded(server));
-    await sleep(8_000); // long enough for TCP to back off
+    await sleep(20_000); // long enough for TCP to back off by seconds
     network.heal(0, 'redis');
     const back = await within(15_000, async () => !(await degraded(server)));
     expect(back).toBeLessThan(5_000);
@@ -202,7 +202,7 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
     const { key, id } = await createKey(
       serverDist,
       { DATABASE_URL: network.store(0).DATABASE_URL },
-      ...enterprise(100_000, perDay),
+      ...enterprise(perDay, perDay),
     );
     let admitted = 0;
     let refused = 0;

@@ -11,7 +11,12 @@ export type Grant = {
   used: number;
   /** When the window ends (epoch milliseconds). */
   resetAt: number;
+  /** For a store that can fall back (CounterStore.epoch): the epoch whose store granted the points. */
+  epoch?: number;
 };
+
+/** The epoch of a stand-in store's points (CounterStore.epoch): this process's memory, while Redis is out. */
+export const fallbackEpoch = -1;
 
 export interface CounterStore {
   /**
@@ -32,8 +37,12 @@ export interface CounterStore {
   /** Deletes windows and marks that have ended (where the engine does not expire them itself). */
   sweep(): Promise<number>;
   /**
-   * Which store answers now, for a store that can switch (Redis falls back to memory while it is out, and
-   * returns): a lease taken from one is dropped once another answers. Absent: always the same store.
+   * Which store answers now, for a store that stands in for a shared one while it is out (Redis, with this
+   * process's memory): the shared store's epoch (0, 1, …: a new one each time it comes back having lost its
+   * data), or fallbackEpoch while the stand-in answers. Points leased from the shared store stay good
+   * through an outage and after it, while its epoch holds; points from the stand-in are dropped when the
+   * shared store answers again, and what they admitted is added to it then (leases.ts). Absent: always
+   * the same store.
    */
   epoch?(): number;
 }

@@ -1,7 +1,7 @@
 // The lease algorithm over the memory counters (the engines' own counters run under test/ against the real
 // engines), with a clock moved by hand.
 import { describe, expect, it } from 'vitest';
-import type { CounterStore } from './counter-store.js';
+import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import { admittedCount, Leases, maxLease, recheckMs } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
@@ -135,5 +135,124 @@ describe('Leases', () => {
     down = false;
     await one.report();
     expect((await store.read(admittedCount('minute:k'))).used).toBe(3);
+  });
+});
+
+/**
+ * A shared store with a stand-in for its outages, as store/redis/counters.ts makes one of Redis and memory:
+ * both memory counters here, the outage and the return (with its data or without) set by hand.
+ */
+function standingIn() {
+  const { clock } = setup();
+  let shared = memoryCounters(clock.now);
+  const standIn = memoryCounters(clock.now);
+  let out = false;
+  let epoch = 0;
+  const asked = { shared: 0, standIn: 0 };
+  const answering = () => (out ? standIn : shared);
+  const store: CounterStore = {
+    take: async (...args) => {
+      asked[out ? 'standIn' : 'shared']++;
+      return { ...(await answering().take(...args)), epoch: out ? fallbackEpoch : epoch };
+    },
+    giveBack: (...args) => answering().giveBack(...args),
+    read: (key) => answering().read(key),
+    endsAt: (key) => answering().endsAt(key),
+    mark: (key, ms) => answering().mark(key, ms),
+    delete: (key) => answering().delete(key),
+    sweep: () => answering().sweep(),
+    epoch: () => (out ? fallbackEpoch : epoch),
+  };
+  return {
+    store,
+    asked,
+    shared: () => shared,
+    leases: () => new Leases(store, clock.now),
+    outage: () => {
+      out = true;
+    },
+    back: ({ empty = false } = {}) => {
+      out = false;
+      if (!empty) return;
+      epoch++;
+      shared = memoryCounters(clock.now);
+    },
+  };
+}
+
+const admittedOf = async (leases: Leases, n: number, limit: number) =>
+  (await Promise.all(Array.from({ length: n }, () => leases.take('minute:k', limit, 60_000)))).filter(
+    (t) => t.admitted,
+  ).length;
+
+describe('Leases over a store with a stand-in (an outage of the shared store)', () => {
+  it('keeps points leased from the shared store through its outage and after it: no quota is lost', async () => {
+    const { leases, outage, back, asked, shared } = standingIn();
+    const one = leases();
+    expect(await admittedOf(one, 1, 80)).toBe(1); // a lease of 10 from the shared store
+    outage();
+    expect(await admittedOf(one, 5, 80)).toBe(5); // from that lease: nothing asked of the stand-in
+    expect(asked.standIn).toBe(0);
+    back();
+    expect(await admittedOf(one, 100, 80)).toBe(74); // the lease's last 4, then the shared store's rest
+    expect((await shared().read('minute:k')).used).toBe(80);
+  });
+
+  it('adds what the stand-in admitted to the shared window when it answers again, before leasing more: the window admits its limit once', async () => {
+    const { leases, outage, back, shared } = standingIn();
+    const one = leases();
+    expect(await admittedOf(one, 10, 80)).toBe(10); // the whole first lease
+    outage();
+    expect(await admittedOf(one, 20, 80)).toBe(20); // from the stand-in's points
+    back();
+    expect(await admittedOf(one, 100, 80)).toBe(50);
+    expect((await shared().read('minute:k')).used).toBe(80);
+  });
+
+  it('adds what the stand-in admitted at the next report too, for a key that sends nothing more', async () => {
+    const { leases, outage, back, shared } = standingIn();
+    const one = leases();
+    await admittedOf(one, 10, 80);
+    outage();
+    await admittedOf(one, 20, 80);
+    back();
+    await one.report();
+    expect((await shared().read('minute:k')).used).toBe(30);
+  });
+
+  it('reports admissions to the shared store only: kept while the stand-in answers, all of them after', async () => {
+    const { leases, outage, back, shared, store } = standingIn();
+    const one = leases();
+    await admittedOf(one, 3, 80);
+    outage();
+    await admittedOf(one, 4, 80);
+    await one.report();
+    expect(one.unreported('minute:k')).toBe(7);
+    expect((await store.read(admittedCount('minute:k'))).used).toBe(0); // nothing went to the stand-in
+    back();
+    await one.report();
+    expect((await shared().read(admittedCount('minute:k'))).used).toBe(7);
+  });
+
+  it('drops points of a shared store that came back without its data, and leases anew', async () => {
+    const { leases, back, asked, shared } = standingIn();
+    const one = leases();
+    await admittedOf(one, 1, 80);
+    back({ empty: true });
+    const before = asked.shared;
+    expect(await admittedOf(one, 1, 80)).toBe(1);
+    expect(asked.shared).toBe(before + 1);
+    expect((await shared().read('minute:k')).used).toBe(10);
+  });
+
+  it("gives back on release only points of the shared store, never the stand-in's", async () => {
+    const { leases, outage, back, shared } = standingIn();
+    const one = leases();
+    await admittedOf(one, 10, 80);
+    outage();
+    await admittedOf(one, 1, 80);
+    back();
+    await one.release();
+    expect((await shared().read('minute:k')).used).toBe(10);
   });
 });

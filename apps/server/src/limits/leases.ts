@@ -14,8 +14,13 @@
 //   used, so it never claims what another process holds.
 // - What was admitted is counted apart from what is leased: each process adds the points it used to the
 //   window's admitted count (`admittedCount`) every `report`, so operators read admissions exactly (every
-//   process's as of its last report) and leased points as reserved, not as used.
-import type { CounterStore } from './counter-store.js';
+//   process's as of its last report) and leased points as reserved, not as used. Reports go to the shared
+//   store only: while a stand-in answers (Redis out), they wait.
+// - An outage of a shared store (CounterStore.epoch) costs no quota. Points leased from it before the
+//   outage stay good through it and after it (they are still counted there), unless it came back without
+//   its data. Points from the stand-in are dropped when the shared store answers again, and what they
+//   admitted is added to the shared window first (`owed`), so the window counts every admission once.
+import { type CounterStore, fallbackEpoch } from './counter-store.js';
 
 /** The most points one lease holds: a crash under-admits by at most this many per key and window. */
 export const maxLease = 100;
@@ -39,10 +44,12 @@ type Lease = {
   /** The window's points taken in all, as of this process's last take. */
   used: number;
   resetAt: number;
-  /** The counter store's epoch at the take (see CounterStore.epoch). */
+  /** The counter store's epoch of the points in `left` (see CounterStore.epoch). */
   epoch: number;
   /** Points used by requests and not yet added to the window's admitted count (see report). */
   unreported: number;
+  /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
+  owed: number;
   /** When the store last granted nothing (the window is exhausted). */
   exhaustedAt?: number;
   /** The take in flight, which every request waiting for this window shares. */
@@ -72,6 +79,7 @@ export class Leases {
       if (lease && lease.left > 0) {
         lease.left--;
         lease.unreported++;
+        if (lease.epoch === fallbackEpoch) lease.owed++;
         return { admitted: true, ...this.#view(lease) };
       }
       if (lease && this.#exhaustedRecently(lease)) return { admitted: false, ...this.#view(lease) };
@@ -95,6 +103,7 @@ export class Leases {
     if (lease && lease.resetAt > this.now()) {
       lease.left++;
       lease.unreported = Math.max(0, lease.unreported - 1);
+      if (lease.epoch === fallbackEpoch) lease.owed = Math.max(0, lease.owed - 1);
     }
   }
 
@@ -120,22 +129,32 @@ export class Leases {
   }
 
   async #report(key: string, lease: Lease): Promise<void> {
+    await this.#add(key, lease, 'owed');
+    await this.#add(admittedCount(key), lease, 'unreported');
+  }
+
+  /**
+   * Adds the lease's count `which` to the shared counter `counter`, which ends when the window does (a take
+   * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead.
+   */
+  async #add(counter: string, lease: Lease, which: 'unreported' | 'owed'): Promise<void> {
     const untilEnd = lease.resetAt - this.now();
-    const points = lease.unreported;
-    if (points <= 0 || untilEnd <= 0) return;
-    lease.unreported = 0;
+    const points = lease[which];
+    if (points <= 0 || untilEnd <= 0 || this.store.epoch?.() === fallbackEpoch) return;
+    lease[which] = 0;
     const windowEnds = lease.resetAt;
-    // A counter of no limit of its own that ends when the window does (take starts it at the first report).
-    await this.store.take(admittedCount(key), points, Number.MAX_SAFE_INTEGER, untilEnd).catch(() => {
-      if (lease.resetAt === windowEnds) lease.unreported += points;
-    });
+    const added = await this.store
+      .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd)
+      .then((grant) => grant.epoch !== fallbackEpoch)
+      .catch(() => false);
+    if (!added && lease.resetAt === windowEnds) lease[which] += points;
   }
 
   /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
   async release(): Promise<void> {
     const now = this.now();
     const returns = [...this.#leases].map(async ([key, lease]) => {
-      if (lease.left <= 0 || lease.resetAt <= now) return;
+      if (lease.left <= 0 || lease.resetAt <= now || lease.epoch === fallbackEpoch) return;
       const points = lease.left;
       lease.left = 0;
       await this.store.giveBack(key, points, lease.resetAt).catch(() => {});
@@ -151,14 +170,26 @@ export class Leases {
     }
   }
 
-  /** The live lease of `key`; a lease of an ended window, or taken under another limit, is dropped. */
+  /**
+   * The live lease of `key`; a lease of an ended window, or taken under another limit, is dropped. Points
+   * of a store that no longer answers are dropped too (see CounterStore.epoch), the counts kept.
+   */
   #current(key: string, limit: number): Lease | undefined {
     const lease = this.#leases.get(key);
     if (!lease || lease.refill) return lease;
     const epoch = this.store.epoch?.() ?? 0;
-    if (lease.resetAt > this.now() && lease.limit === limit && lease.epoch === epoch) return lease;
+    if (lease.epoch !== epoch && lease.epoch !== fallbackEpoch && epoch !== fallbackEpoch) {
+      // The shared store came back without its data: its points, and what they admitted, are gone.
+      this.#leases.delete(key);
+      return undefined;
+    }
+    if (lease.epoch === fallbackEpoch && epoch !== fallbackEpoch) {
+      // The shared store answers again: the stand-in's points go; what they admitted is owed to it (#refill).
+      lease.left = 0;
+      lease.exhaustedAt = undefined;
+    }
+    if (lease.resetAt > this.now() && lease.limit === limit) return lease;
     this.#leases.delete(key);
-    if (lease.epoch !== epoch) return undefined; // taken from a store that no longer answers: dropped
     // The key's limit changed mid-window: what this process holds goes back, the new limit applies; what
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
@@ -187,18 +218,31 @@ export class Leases {
   }
 
   #refill(key: string, limit: number, windowMs: number, previous: Lease | undefined): Promise<void> {
-    const lease: Lease = previous ?? { limit, left: 0, used: 0, resetAt: 0, epoch: 0, unreported: 0 };
-    lease.epoch = this.store.epoch?.() ?? 0;
+    const lease: Lease = previous ?? {
+      limit,
+      left: 0,
+      used: 0,
+      resetAt: 0,
+      epoch: 0,
+      unreported: 0,
+      owed: 0,
+    };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
       try {
+        // What a stand-in admitted in this window counts in the shared one before it leases more.
+        await this.#add(key, lease, 'owed');
         const grant = await this.store.take(key, leaseSize(limit, lease.used), limit, windowMs);
+        lease.epoch = grant.epoch ?? 0;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it).
         // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
         const sameWindow = lease.resetAt > this.now();
         lease.left = (sameWindow ? lease.left : 0) + grant.granted;
-        if (!sameWindow) lease.unreported = 0;
+        if (!sameWindow) {
+          lease.unreported = 0;
+          lease.owed = 0;
+        }
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
         lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;

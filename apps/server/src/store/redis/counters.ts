@@ -4,12 +4,15 @@
 // but per instance, so N instances admit up to N times a quota until Redis returns. Marks (bans) have no
 // such fallback: they fail, and the limiter honours the bans it has seen (limits/ban-cache.ts).
 //
-// A ping every 500 ms notices a stall, and then every call goes to memory at once (a circuit breaker);
-// each command still has REDIS_COMMAND_TIMEOUT_MS as a backstop, never tens of milliseconds. Written by
-// hand: docs/decisions.md#redis-breaker.
+// The first call that fails or stays unanswered for REDIS_COMMAND_TIMEOUT_MS switches every call to memory
+// at once (a circuit breaker), and a ping every 500 ms notices a stall between requests. A connection that
+// went silent is destroyed and replaced (connect.ts: ioredis's socketTimeout), so that Redis answers again
+// within a reconnection of a heal, not after TCP's back-off. Redis is shared again only once its marker
+// says whether it kept its data: if it did, points leased before the outage stay good (the epoch holds);
+// if not, a new epoch drops them (limits/leases.ts). Written by hand: docs/decisions.md#redis-breaker.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CounterStore } from '../../limits/counter-store.js';
+import { type CounterStore, fallbackEpoch } from '../../limits/counter-store.js';
 import { memoryCounters } from '../../limits/memory-counters.js';
 
 // KEYS[1] the window; ARGV want, limit, window ms. Returns granted, used, ms until the window ends.
@@ -43,9 +46,9 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
   redis.defineCommand('leaseTake', { numberOfKeys: 1, lua: take });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 1, lua: giveBack });
   const client = redis as Scripts;
+  /** Why memory answers now; undefined while Redis does. */
   let down: string | undefined;
-  // Changes each time Redis answers again: leases taken from memory meanwhile (or from Redis before the
-  // outage) are dropped then, and the shared windows count again.
+  /** Redis's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
   let epoch = 0;
   const lost = (reason: string) => {
     if (down) return;
@@ -60,55 +63,84 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
   // over, and operators are told so (docs/scaling-out.md, the Redis settings to run with).
   const marker = `${keyPrefix}marker`;
   const setMarker = () => redis.set(marker, '1').catch(() => {});
+  let returning: Promise<void> | undefined;
+  /** Redis answers again: shared once its marker says which epoch it is in. */
   const back = () => {
-    if (!down) return;
-    down = undefined;
-    epoch++;
-    logger.warn('Redis reachable again: rate limits are shared across instances again');
-    redis.exists(marker).then(
-      (kept) => {
-        if (kept) return;
-        logger.warn(
-          "Redis came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over",
-        );
-        return setMarker();
-      },
-      () => {},
-    );
+    if (!down || returning) return;
+    returning = redis
+      .exists(marker)
+      .then(
+        async (kept) => {
+          if (!kept) {
+            epoch++;
+            await setMarker();
+          }
+          down = undefined;
+          logger.warn('Redis reachable again: rate limits are shared across instances again');
+          if (!kept) {
+            logger.warn(
+              "Redis came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over",
+            );
+          }
+        },
+        () => {}, // not yet: the probe asks again
+      )
+      .finally(() => {
+        returning = undefined;
+      });
   };
   void setMarker();
   redis.on('close', () => lost('connection closed'));
   redis.on('error', (error: Error) => lost(error.message));
   redis.on('ready', back);
+  let probing = false;
   const probe = setInterval(() => {
-    if (redis.status !== 'ready') return; // reconnecting: 'ready' will say when it is back
-    redis.ping().then(back, (error: Error) => lost(error.message));
+    if (redis.status !== 'ready' || probing) return; // reconnecting: 'ready' will say when it is back
+    probing = true;
+    redis
+      .ping()
+      .then(back, (error: Error) => lost(error.message))
+      .finally(() => {
+        probing = false;
+      });
   }, 500);
   probe.unref();
 
   const memory = memoryCounters(now);
   const name = (key: string) => `${keyPrefix}${key}`;
-  /** A window operation on Redis, or on memory while Redis is out or when this call fails. */
+  /**
+   * A window operation on Redis, or on memory while Redis is out. A call that fails switches every call
+   * to memory at once (no other request waits out the same silence); the probe switches back.
+   */
   const sharedOrMemory = async <T>(shared: () => Promise<T>, fallback: () => Promise<T>): Promise<T> => {
     if (down) return fallback();
     try {
       return await shared();
-    } catch {
+    } catch (error) {
+      lost((error as Error).message);
       return fallback();
     }
   };
   /** A mark operation: no fallback (a ban must not read as absent from an empty memory). */
-  const sharedOnly = <T>(shared: () => Promise<T>): Promise<T> =>
-    down ? Promise.reject(new Error(`Redis unreachable: ${down}`)) : shared();
+  const sharedOnly = async <T>(shared: () => Promise<T>): Promise<T> => {
+    if (down) throw new Error(`Redis unreachable: ${down}`);
+    try {
+      return await shared();
+    } catch (error) {
+      lost((error as Error).message);
+      throw error;
+    }
+  };
 
   const counters: CounterStore = {
     take: (key, want, limit, windowMs) =>
       sharedOrMemory(
         async () => {
+          const at = epoch;
           const [granted, used, ttl] = await client.leaseTake(name(key), want, limit, windowMs);
-          return { granted, used, resetAt: now() + ttl };
+          return { granted, used, resetAt: now() + ttl, epoch: at };
         },
-        () => memory.take(key, want, limit, windowMs),
+        async () => ({ ...(await memory.take(key, want, limit, windowMs)), epoch: fallbackEpoch }),
       ),
     giveBack: (key, points, resetAt) =>
       sharedOrMemory(
@@ -142,7 +174,7 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
         () => memory.delete(key),
       ),
     sweep: () => memory.sweep(), // Redis expires its own keys
-    epoch: () => epoch,
+    epoch: () => (down ? fallbackEpoch : epoch),
   };
   return { counters, degraded: () => down, stop: () => clearInterval(probe) };
 }
