@@ -10,6 +10,7 @@ import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, freshStore, redisUrl, storePrefix, type TestStore } from './backends.js';
+import { openDatabase } from '../src/store/postgres/database.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from './harness.js';
 
 const start = processesStoppedAfterEach();
@@ -116,6 +117,28 @@ describe.runIf(backend !== 'sqlite')(`PostgreSQL faults under load (${backend})`
     await expectRecovered(server, key, traffic, store.DATABASE_URL);
     expect(terminated).toBeGreaterThan(15);
     expect(traffic.statuses.get(201) ?? 0).toBeGreaterThan(0);
+  });
+});
+
+describe.runIf(backend !== 'sqlite')(`a pooled connection's backend terminated (${backend})`, () => {
+  it('when the backend of a client checked out mid-transaction is terminated, then every error it emits is heard (no crash) and the pool goes on', async () => {
+    const store = await freshStore();
+    const db = await openDatabase({ url: store.DATABASE_URL, poolSize: 2, statementTimeoutMs: 5_000 });
+    cleanups.push(() => db.pool.end());
+    const client = await db.pool.connect();
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const admin = new pg.Client({ connectionString: store.DATABASE_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+    // The termination, then the connection's end, each an 'error': one nobody hears stops the process
+    // (vitest reports it), so the service's listener must outlive the first.
+    await sleep(300);
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    expect(client.listenerCount('error')).toBeGreaterThanOrEqual(1);
+    client.release(true);
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
   });
 });
 

@@ -120,6 +120,17 @@ describe('Leases', () => {
     expect(await admitted()).toEqual({ used: 0, resetAt: 0 });
   });
 
+  it('starts a new window with nothing unreported: what the ended window admitted ended with it', async () => {
+    const { leases, store, clock } = setup();
+    const one = leases();
+    await takeAll(one, 3, 800); // admitted, never reported
+    clock.advance(60_000);
+    await takeAll(one, 1, 800);
+    expect(one.unreported('minute:k')).toBe(1);
+    await one.report();
+    expect((await store.read(admittedCount('minute:k'))).used).toBe(1);
+  });
+
   it('keeps the admitted points of a report the store refused, and reports them next time', async () => {
     const { store, clock } = setup();
     let down = true;

@@ -65,16 +65,24 @@ describe('admin tokens', () => {
     expect(suite.server.logs.join('\n')).not.toContain(first.secret);
   });
 
-  it('limits each token per minute with 429 and Retry-After', async () => {
-    const limited = await startServer({ adminTokens: [token], adminPerMinute: 3 });
+  it('limits each token per minute, in a window of its own, with 429 and a Retry-After within the minute', async () => {
+    const limited = await startServer({ adminTokens: [token, nextToken], adminPerMinute: 3 });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++)
         statuses.push((await call(`${limited.adminUrl}/admin/v1/keys`, token)).status);
       expect(statuses).toEqual([200, 200, 200, 429]);
       const res = await call(`${limited.adminUrl}/admin/v1/keys`, token);
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(await res.json()).toEqual({ code: 'rate_limited', message: expect.any(String), status: 429 });
+      const wait = Number(res.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(1);
+      expect(wait).toBeLessThanOrEqual(60);
+      expect(await res.json()).toEqual({
+        code: 'rate_limited',
+        message: `Admin rate limit exceeded; retry in ${wait} seconds.`,
+        status: 429,
+      });
+      // The other token of a rotation has its own window, untouched by the first's.
+      expect((await call(`${limited.adminUrl}/admin/v1/keys`, nextToken)).status).toBe(200);
     } finally {
       await limited.close();
     }
