@@ -231,3 +231,73 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
     expect(day).toEqual(expect.objectContaining({ used: perDay, reserved: 0 }));
   });
 });
+
+describe.runIf(backend !== 'sqlite')(`a partition drill: two instances under load (${backend})`, () => {
+  if (!partitionsAvailable('the partition suite')) return;
+
+  it('when one instance is cut from both stores, healed, then cut from Redis alone, then only 2xx, 409 and 503 answer, none past the bound, and every Idempotency-Key retried on the other instance yields one pet', async () => {
+    const network = await stores(2);
+    const servers = [await instance(network, 0), await instance(network, 1)];
+    const { key } = await createKey(
+      serverDist,
+      { DATABASE_URL: network.store(0).DATABASE_URL },
+      ...enterprise(1_000_000, 10_000_000),
+    );
+    const statuses = new Map<number, number>();
+    const acknowledged = new Map<string, number>();
+    let slowest = 0;
+    let running = true;
+    const send = async (n: number, path: string, init?: RequestInit) => {
+      const answer = await timed(`${servers[n % 2]?.url}${path}`, key, init);
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+      slowest = Math.max(slowest, answer.elapsedMs);
+      return answer;
+    };
+    // Writers: each pet under its own key, retried on the other instance until acknowledged.
+    const writer = async (w: number) => {
+      for (let i = 0; running; i++) {
+        const name = `drill-${w}-${i}`;
+        for (let attempt = 0; attempt < 40; attempt++) {
+          const answer = await send(w + attempt, '/v1/pets', create(name, name));
+          if (answer.status === 201) {
+            acknowledged.set(name, (answer.body as { id: number }).id);
+            break;
+          }
+          await sleep(answer.status === 409 ? 1_000 : 100);
+        }
+      }
+    };
+    const reader = async (r: number) => {
+      while (running) await send(r, '/v1/pets?limit=5');
+    };
+    const load = [0, 1, 2, 3].map(writer).concat([0, 1].map(reader));
+    await sleep(1_000);
+    network.cut(0, 'postgres', 'redis');
+    await sleep(5_000);
+    network.heal(0, 'postgres', 'redis');
+    await sleep(3_000);
+    network.cut(0, 'redis');
+    await sleep(3_000);
+    network.heal(0, 'redis');
+    await sleep(2_000);
+    running = false;
+    await Promise.all(load);
+
+    expect([...statuses.keys()].filter((s) => ![200, 201, 409, 503].includes(s))).toEqual([]);
+    expect(statuses.get(503) ?? 0).toBeGreaterThan(0); // the cut was felt
+    expect(slowest).toBeLessThan(boundMs + slackMs);
+    const control = new pg.Client({ connectionString: network.control.DATABASE_URL });
+    await control.connect();
+    cleanups.push(() => control.end());
+    await sleep(2 * statementTimeoutMs); // anything stranded on the server has ended by now
+    const { rows } = await control.query<{ name: string; id: string }>(
+      "SELECT name, id FROM pets WHERE name LIKE 'drill-%'",
+    );
+    const pets = new Map<string, number[]>();
+    for (const row of rows) pets.set(row.name, [...(pets.get(row.name) ?? []), Number(row.id)]);
+    expect([...pets].filter(([, ids]) => ids.length > 1)).toEqual([]);
+    for (const [name, id] of acknowledged) expect(pets.get(name), name).toEqual([id]);
+    expect(acknowledged.size).toBeGreaterThan(20);
+    for (const server of servers) expect(server.child.exitCode).toBeNull();
+  });
+});
