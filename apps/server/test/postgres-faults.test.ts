@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backend, freshStore, redisUrl, storePrefix, type TestStore } from './backends.js';
 import { openDatabase } from '../src/store/postgres/database.js';
+import { backend, freshStore, redisUrl, storePrefix, type TestStore } from './backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from './harness.js';
 
 const start = processesStoppedAfterEach();
