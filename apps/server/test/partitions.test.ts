@@ -75,7 +75,7 @@ const create = (name: string, idempotencyKey?: string): RequestInit => ({
 });
 
 describe.runIf(backend !== 'sqlite')(`silent partitions from PostgreSQL (${backend})`, () => {
-  if (!partitionsAvailable('the partition suite')) return;
+  if (backend === 'sqlite' || !partitionsAvailable('the partition suite')) return;
 
   it('when PostgreSQL is cut silently, then every request in flight or new, and /readyz, answers within statement timeout + 1 s, and 2xx returns after the heal', async () => {
     const network = await stores(1);
@@ -165,7 +165,7 @@ describe.runIf(backend !== 'sqlite')(`silent partitions from PostgreSQL (${backe
 });
 
 describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () => {
-  if (!partitionsAvailable('the partition suite')) return;
+  if (backend === 'sqlite' || !partitionsAvailable('the partition suite')) return;
 
   const degraded = async (server: ServerProcess) =>
     ((await (await fetch(`${server.url}/readyz`)).json()) as { status: string }).status === 'degraded';
@@ -222,18 +222,21 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
     }
     while (refused === 0 && admitted < 2 * perDay) await send();
     expect(admitted).toBe(perDay);
-    await sleep(5_500); // every admission reported (the propagation bound)
-    const usage = await fetch(`${server.adminUrl}/admin/v1/keys/${id}/usage`, {
-      headers: { authorization: `Bearer ${'a'.repeat(32)}` },
-    });
-    const body = (await usage.json()) as { windows: { name: string; used: number; reserved: number }[] };
-    const day = body.windows.find((w) => w.name === 'day');
-    expect(day).toEqual(expect.objectContaining({ used: perDay, reserved: 0 }));
+    // Every admission reported within the propagation bound (two report periods, for a busy machine).
+    const day = async () => {
+      const usage = await fetch(`${server.adminUrl}/admin/v1/keys/${id}/usage`, {
+        headers: { authorization: `Bearer ${'a'.repeat(32)}` },
+      });
+      const body = (await usage.json()) as { windows: { name: string; used: number; reserved: number }[] };
+      return body.windows.find((w) => w.name === 'day');
+    };
+    await within(12_000, async () => (await day())?.used === perDay).catch(() => {});
+    expect(await day()).toEqual(expect.objectContaining({ used: perDay, reserved: 0 }));
   });
 });
 
 describe.runIf(backend !== 'sqlite')(`a partition drill: two instances under load (${backend})`, () => {
-  if (!partitionsAvailable('the partition suite')) return;
+  if (backend === 'sqlite' || !partitionsAvailable('the partition suite')) return;
 
   it('when one instance is cut from both stores, healed, then cut from Redis alone, then only 2xx, 409 and 503 answer, none past the bound, and every Idempotency-Key retried on the other instance yields one pet', async () => {
     const network = await stores(2);

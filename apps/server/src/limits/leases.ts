@@ -147,7 +147,7 @@ export class Leases {
       .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd)
       .then((grant) => grant.epoch !== fallbackEpoch)
       .catch(() => false);
-    if (!added && lease.resetAt === windowEnds) lease[which] += points;
+    if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
   }
 
   /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
