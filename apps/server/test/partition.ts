@@ -121,32 +121,12 @@ export async function partitionableStores(instances: number): Promise<Partitiona
     const outside = (n: number, store: StoreName) => `as${id}${store[0]}${n}`;
     const inside = (n: number, store: StoreName) => `as${id}${store[0]}${n}x`;
     const address = (n: number, store: StoreName, end: 1 | 2) => `10.${octet}.${subnet(n, store)}.${end}`;
+    const neighbour = (at: string[], address: string, lladdr: string, dev: string) =>
+      ip(...at, 'neigh', 'replace', address, 'lladdr', lladdr, 'dev', dev, 'nud', 'permanent');
+    // Fixed neighbour entries both ways: no ARP, so a cut is never reported as "host unreachable".
     const pin = (n: number, store: StoreName) => {
-      // Fixed neighbour entries both ways: no ARP, so a cut is never reported as "host unreachable".
-      ip(
-        'neigh',
-        'replace',
-        address(n, store, 2),
-        'lladdr',
-        mac(ns, inside(n, store)),
-        'dev',
-        outside(n, store),
-        'nud',
-        'permanent',
-      );
-      ip(
-        '-n',
-        ns,
-        'neigh',
-        'replace',
-        address(n, store, 1),
-        'lladdr',
-        mac(undefined, outside(n, store)),
-        'dev',
-        inside(n, store),
-        'nud',
-        'permanent',
-      );
+      neighbour([], address(n, store, 2), mac(ns, inside(n, store)), outside(n, store));
+      neighbour(['-n', ns], address(n, store, 1), mac(undefined, outside(n, store)), inside(n, store));
     };
     for (let n = 0; n < instances; n++) {
       for (const store of ['postgres', 'redis'] as const) {

@@ -2,8 +2,8 @@
 // backends terminated mid-transaction (pg_terminate_backend), and a private PostgreSQL cluster (initdb on a
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/store/postgres/database.js';
 import { backend, freshStore, redisUrl, storePrefix, type TestStore } from './backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from './harness.js';
+import { clusterBin, runAs } from './partition.js';
 
 const start = processesStoppedAfterEach();
 const cleanups: (() => unknown)[] = [];
@@ -142,23 +143,6 @@ describe.runIf(backend !== 'sqlite')(`a pooled connection's backend terminated (
   });
 });
 
-/** Debian's PostgreSQL programs (initdb, pg_ctl), for a cluster of the test's own. */
-const clusterBin = ['/usr/lib/postgresql']
-  .filter(existsSync)
-  .flatMap((root) => readdirSync(root).map((version) => join(root, version, 'bin')))
-  .find((dir) => existsSync(join(dir, 'pg_ctl')));
-/** PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` user. */
-const runAs = (() => {
-  if (process.getuid?.() !== 0) return {};
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
-    return { uid, gid };
-  } catch {
-    return undefined;
-  }
-})();
-
 describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend})`, () => {
   if (!clusterBin || !runAs) {
     const line = 'the PostgreSQL restart suite: pg_ctl (Debian postgresql) and a postgres user are needed';
@@ -166,27 +150,26 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     process.stderr.write(`skipping ${line}\n`);
     return;
   }
+  const [bin, user] = [clusterBin, runAs];
 
   it('pg_ctl restart -m fast under load, then a stop and a start: 503 with Retry-After and /readyz 503 meanwhile, recovery by itself', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
-    if (runAs.uid !== undefined) chownSync(folder, runAs.uid, runAs.gid as number);
+    if (user.uid !== undefined) chownSync(folder, user.uid, user.gid as number);
     const data = join(folder, 'data');
     const port = await freePort();
     const pgCtl = (...args: string[]) => {
-      const result = spawnSync(join(clusterBin, 'pg_ctl'), args, { ...runAs, encoding: 'utf8', cwd: folder });
+      const result = spawnSync(join(bin, 'pg_ctl'), args, { ...user, encoding: 'utf8', cwd: folder });
       if (result.status !== 0) throw new Error(`pg_ctl ${args[0]}: ${result.stdout}${result.stderr}`);
     };
     const initdb = spawnSync(
-      join(clusterBin, 'initdb'),
+      join(bin, 'initdb'),
       ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'],
-      { ...runAs, encoding: 'utf8', cwd: folder },
+      { ...user, encoding: 'utf8', cwd: folder },
     );
     expect(initdb.status, initdb.stderr).toBe(0);
     const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`;
     pgCtl('start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log'));
-    cleanups.push(() =>
-      spawnSync(join(clusterBin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], runAs),
-    );
+    cleanups.push(() => spawnSync(join(bin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], user));
 
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const store: TestStore =

@@ -23,7 +23,7 @@ const abandonedAfterMs = 60_000;
  * enough for a store that answers, short enough to keep the request within its bound when the store is
  * gone (the give-back then finishes, or not, after the answer; the claim is abandoned in time).
  */
-export const releaseWaitMs = 250;
+const releaseWaitMs = 250;
 
 declare module 'express-serve-static-core' {
   interface Locals {

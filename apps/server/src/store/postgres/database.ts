@@ -77,7 +77,7 @@ const transient = /^(08|57P0|57014|55P03|25P03|53|40001|40P01)/;
  * Whether `error` left the connection out of step with the server: a network failure, or a deadline of
  * ours (the server never answered). Such a connection is destroyed, never asked again.
  */
-function connectionLost(error: unknown): boolean {
+export function connectionLost(error: unknown): boolean {
   const e = error as NodeJS.ErrnoException;
   return (
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH'].includes(
@@ -88,9 +88,6 @@ function connectionLost(error: unknown): boolean {
     )
   );
 }
-
-/** Whether the connection is still usable after `error`: the server answered it, or it is not the database's. */
-export const answered = (error: unknown): boolean => !connectionLost(error);
 
 /** The store's error for a PostgreSQL failure (503 for "not now"), or the error itself (a bug). */
 export function translate(error: unknown): unknown {
@@ -103,7 +100,7 @@ export function translate(error: unknown): unknown {
  * What the network may add to a statement the server ended within its statement timeout: past it, the
  * client gives up on the connection (a silent partition answers nothing, ever). See clientDeadlines.
  */
-export const networkMarginMs = 250;
+const networkMarginMs = 250;
 
 /**
  * The pool's deadlines, all from the statement timeout S, so that no request waits past S + 1 s whatever
@@ -113,7 +110,7 @@ export const networkMarginMs = 250;
  * min(3 s, S), a query's answer within S + networkMarginMs; a connection that missed either is destroyed.
  * TCP keepalive finds idle pooled connections whose peer went silent.
  */
-export function clientDeadlines(statementTimeoutMs: number): pg.PoolConfig {
+function clientDeadlines(statementTimeoutMs: number): pg.PoolConfig {
   return {
     statement_timeout: statementTimeoutMs,
     lock_timeout: statementTimeoutMs,

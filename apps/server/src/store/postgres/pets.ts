@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
 import { IdempotencyClaimLostError } from '../unavailable.js';
-import { answered, type Pg, translate } from './database.js';
+import { connectionLost, type Pg, translate } from './database.js';
 
 const columns = petSelect();
 const insert = petInsert((position) => `$${position}`);
@@ -42,7 +42,7 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
         // destroyed without a word: a ROLLBACK would wait on it again, and the server ends the transaction
         // itself (idle_in_transaction_session_timeout, or when it sees the connection close).
         const rolledBack =
-          answered(error) &&
+          !connectionLost(error) &&
           (await client.query('ROLLBACK').then(
             () => true,
             () => false,

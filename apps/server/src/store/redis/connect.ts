@@ -5,7 +5,7 @@ import type { RedisConfig } from '../../config.js';
 import { StoreOpenError } from '../open-error.js';
 
 /** How long one connection attempt may take (TCP, and TLS with rediss://) before the next one. */
-export const reconnectTimeoutMs = 2_000;
+const reconnectTimeoutMs = 2_000;
 
 /**
  * The connected client. Unreachable at start is a configuration error (StoreOpenError naming REDIS_URL);

@@ -74,14 +74,12 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
           if (!kept) {
             epoch++;
             await setMarker();
-          }
-          down = undefined;
-          logger.warn('Redis reachable again: rate limits are shared across instances again');
-          if (!kept) {
             logger.warn(
               "Redis came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over",
             );
           }
+          down = undefined;
+          logger.warn('Redis reachable again: rate limits are shared across instances again');
         },
         () => {}, // not yet: the probe asks again
       )

@@ -39,7 +39,7 @@ export function createSqliteIdempotencyStore(db: Db): IdempotencyStore {
     async claim(scope, fingerprint, t) {
       const { apiKeyId, key, token } = scope;
       if (claim.get({ apiKeyId, key, token, fingerprint, ...t })) return undefined;
-      const row = find.get(scope.apiKeyId, scope.key);
+      const row = find.get(apiKeyId, key);
       if (!row) return this.claim(scope, fingerprint, t); // released meanwhile: try again
       return { fingerprint: row.fingerprint, ...(row.pet_id !== null && { pet: toPet(row) }) };
     },
