@@ -133,7 +133,7 @@ export type ConnectionLimits = {
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
   maxConnections: number;
-  /** Open connections from one peer address; a trusted proxy's (`trustProxy`) are bounded by maxConnections only. */
+  /** Open connections from one peer address; a trusted proxy's (`trustProxy`) are not capped per address. */
   maxConnectionsPerAddress: number;
   /** TRUST_PROXY: the peers that carry many clients' connections (proxies), exempt from the per-address cap. */
   trustProxy: TrustProxy | undefined;

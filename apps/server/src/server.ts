@@ -92,6 +92,9 @@ function proxyTest(trust: ConnectionLimits['trustProxy']): (address: string) => 
   return (address) => trusted(address, 0);
 }
 
+/** Of `maxConnections` slots, how many only an address that holds no connection yet may take: a tenth, at least one. */
+export const reservedSlots = (maxConnections: number) => Math.max(1, Math.floor(maxConnections / 10));
+
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
   function handle(req: IncomingMessage, res: ServerResponse) {
     // A client that pipelines requests without reading the answers makes Node queue them all: past the
@@ -144,21 +147,23 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   server[connections] = open;
   // One client address holds at most maxConnectionsPerAddress connections: past it, a new one is closed at
   // once, so a client that opens connections by the thousand (and reopens each one closed) cannot hold
-  // every MAX_CONNECTIONS slot and lock everyone else out, health probes included.
+  // every MAX_CONNECTIONS slot and lock everyone else out, health probes included. A trusted proxy is not
+  // capped per address (its connections carry many clients), and a few addresses together could still fill
+  // every slot: so the last tenth of the slots (reservedSlots) go only to an address that holds none yet.
   const isProxy = proxyTest(limits.trustProxy);
+  const shared = limits.maxConnections - reservedSlots(limits.maxConnections);
   const held = new Map<string, number>();
   server.on('connection', (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? '';
-    if (!isProxy(address)) {
-      const count = (held.get(address) ?? 0) + 1;
-      if (count > limits.maxConnectionsPerAddress) return void socket.destroy();
-      held.set(address, count);
-      socket.once('close', () => {
-        const left = (held.get(address) ?? 1) - 1;
-        if (left > 0) held.set(address, left);
-        else held.delete(address);
-      });
-    }
+    const count = (held.get(address) ?? 0) + 1;
+    const capped = !isProxy(address) && count > limits.maxConnectionsPerAddress;
+    if (capped || (count > 1 && open.size >= shared)) return void socket.destroy();
+    held.set(address, count);
+    socket.once('close', () => {
+      const left = (held.get(address) ?? 1) - 1;
+      if (left > 0) held.set(address, left);
+      else held.delete(address);
+    });
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.

@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { TrustProxy } from '../src/config.js';
 import { call, parseRaw, rawRequest, startServer, type TestServer } from './harness.js';
 
 const open: TestServer[] = [];
@@ -117,6 +118,43 @@ const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)),
   ]);
 
+/** `count` connections from `localAddress` (a loopback address: all of 127/8 is this machine), left open. */
+async function holdConnections(port: number, localAddress: string, count: number): Promise<Socket[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const socket = connect({ port, host: '127.0.0.1', localAddress });
+      sockets.push(socket);
+      socket.on('error', () => {});
+      await within(5_000, 'connect', once(socket, 'connect'));
+      return socket;
+    }),
+  );
+}
+
+/** The status of GET /healthz on an open connection (kept alive), 0 when it closes instead. */
+async function askOn(socket: Socket): Promise<number> {
+  let text = '';
+  const onData = (chunk: Buffer) => {
+    text += chunk;
+  };
+  socket.on('data', onData);
+  socket.write(`GET /healthz HTTP/1.1\r\n${host}\r\n`);
+  const answered = new Promise<void>((resolve) => {
+    const check = () => (text.includes('\r\n\r\n') && text.includes('}') ? resolve() : undefined);
+    socket.on('data', check);
+    socket.once('close', () => resolve());
+  });
+  await within(3_000, 'an answer', answered);
+  socket.off('data', onData);
+  return text.startsWith('HTTP/1.1 200 ') ? 200 : 0;
+}
+
+/** The status of one GET /healthz on a new connection from `localAddress`, 0 when refused. */
+async function probe(port: number, localAddress: string): Promise<number> {
+  const [socket] = await holdConnections(port, localAddress, 1);
+  return askOn(socket as Socket);
+}
+
 describe('connection limits', () => {
   it('refuses connections beyond MAX_CONNECTIONS at once, and serves again when they go', async () => {
     const server = await serve({ connections: { maxConnections: 3 } });
@@ -199,18 +237,61 @@ describe('connection limits', () => {
     expect(probes.filter((status) => status !== 200)).toEqual([]);
   });
 
-  it('a trusted proxy (TRUST_PROXY) is not capped per address: its connections carry many clients', async () => {
-    const server = await serve({
-      connections: { maxConnections: 50, maxConnectionsPerAddress: 3, trustProxy: ['loopback'] },
-    });
+  it('MAX_CONNECTIONS_PER_ADDRESS=1: an address holds one connection (served), and a second is closed at once', async () => {
+    const server = await serve({ connections: { maxConnections: 50, maxConnectionsPerAddress: 1 } });
     const port = Number(new URL(server.url).port);
-    for (let i = 0; i < 10; i++) {
-      const socket = connect(port, '127.0.0.1');
-      sockets.push(socket);
-      await once(socket, 'connect');
-    }
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const [first] = await holdConnections(port, '127.0.0.3', 1);
+    expect(await askOn(first as Socket)).toBe(200);
+    const [second] = await holdConnections(port, '127.0.0.3', 1);
+    expect(
+      await within(2_000, 'the second connection to close', once(second as Socket, 'close')),
+    ).toBeTruthy();
+    expect(await askOn(first as Socket)).toBe(200); // the first is untouched
+    expect(await probe(port, '127.0.0.4')).toBe(200); // and another address has its own
   });
+
+  it.each([
+    ['a list naming it', ['loopback']],
+    ['a hop count (1)', 1],
+    ['true', true],
+  ] satisfies [string, TrustProxy][])(
+    'a proxy trusted by %s is not capped per address: its connections carry many clients',
+    async (_, trustProxy) => {
+      const server = await serve({
+        connections: { maxConnections: 50, maxConnectionsPerAddress: 3, trustProxy },
+      });
+      const port = Number(new URL(server.url).port);
+      const held = await holdConnections(port, '127.0.0.1', 10);
+      // Every one of them stays open and is served: none was closed past the third.
+      expect(await Promise.all(held.map(askOn))).toEqual(Array(10).fill(200));
+    },
+  );
+
+  it.each([
+    ['with TRUST_PROXY=1, one address opening every connection it can', 1, [40]],
+    ['four addresses opening MAX_CONNECTIONS_PER_ADDRESS each, more than the slots', undefined, [6, 6, 6, 6]],
+  ] as const)(
+    '%s: the last tenth of the slots stays for new addresses, a probe from another is answered',
+    async (_, trustProxy, counts) => {
+      const server = await serve({
+        connections: {
+          maxConnections: 20,
+          maxConnectionsPerAddress: 6,
+          headersTimeoutMs: 10_000,
+          trustProxy,
+        },
+      });
+      const port = Number(new URL(server.url).port);
+      const held = await Promise.all(counts.map((n, i) => holdConnections(port, `127.0.0.${10 + i}`, n)));
+      await new Promise((r) => setTimeout(r, 200)); // the refused ones are closed by now
+      const open = held.flat().filter((socket) => !socket.closed).length;
+      // Of 20 slots, the last two are kept for addresses that hold none: the last address to come may have
+      // taken one with its first connection.
+      expect(open).toBeGreaterThanOrEqual(18);
+      expect(open).toBeLessThan(20);
+      expect(await probe(port, '127.0.0.20')).toBe(200);
+    },
+  );
 
   it('drops a connection that pipelines more than MAX_PIPELINED_REQUESTS without reading', async () => {
     const server = await serve({ connections: { maxPipelinedRequests: 4 } });

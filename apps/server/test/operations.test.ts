@@ -101,8 +101,18 @@ describe('logs that say who', () => {
     expect(server.logs.join('')).not.toContain(tokenParts(key).secret);
   });
 
-  it('a request the client leaves before its answer is logged once, marked aborted', async () => {
+  it('a request the client leaves before its answer is logged once, marked aborted, and not counted as answered', async () => {
     const key = await server.key({ perMinute: 100, perDay: 100 });
+    const createPets = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      return text
+        .split('\n')
+        .filter(
+          (l) => l.startsWith('animal_store_http_requests_total{') && l.includes('operation="createPet"'),
+        )
+        .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+    };
+    const counted = await createPets();
     const { port } = new URL(server.url);
     // The body is announced but never sent: the client gives up while the server waits for it, and
     // resets the connection (a FIN alone would let the server still answer the half-closed connection
@@ -130,5 +140,7 @@ describe('logs that say who', () => {
         req: { id: 'left-early', method: 'POST', url: '/v1/pets' },
       }),
     ]);
+    // The server did end the response (its 400 for the cut body went nowhere): no response counted.
+    expect(await createPets()).toBe(counted);
   });
 });

@@ -81,31 +81,63 @@ describe('persistence', () => {
   });
 });
 
+/** A POST on a raw connection whose body is held back after 5 bytes: `finish` sends the rest; `answer` is the reply. */
+async function postHalfSent(url: string, path: string, token: string, body: string) {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  let text = '';
+  socket.on('data', (d) => {
+    text += d;
+  });
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+  );
+  return {
+    finish: () => socket.end(body.slice(5)),
+    answer: once(socket, 'close').then(() => text),
+  };
+}
+
 describe('SIGTERM', () => {
-  it('finishes a request that is in flight when the signal comes, then exits 0', async () => {
+  it('finishes requests in flight when the signal comes, on the public and the admin listener, then exits 0', async () => {
     const { databasePath, key } = await databaseWithKey('free');
-    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
-    const { hostname, port } = new URL(server.url);
-    // A POST whose body is still arriving when SIGTERM is sent.
-    const body = JSON.stringify({ name: 'Late', categoryId: 1 });
-    const socket = connect(Number(port), hostname);
-    await once(socket, 'connect');
-    let answer = '';
-    socket.on('data', (d) => {
-      answer += d;
+    const adminToken = 'sigterm-test-admin-token-0123456789abcdef';
+    const server = await start({
+      DATABASE_URL: databasePath,
+      NODE_ENV: 'production',
+      ADMIN_PORT: '0',
+      ADMIN_TOKENS: adminToken,
     });
-    socket.write(
-      `POST /v1/pets HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+    // A POST on each listener whose body is still arriving when SIGTERM is sent.
+    const pet = await postHalfSent(
+      server.url,
+      '/v1/pets',
+      key,
+      JSON.stringify({ name: 'Late', categoryId: 1 }),
+    );
+    const created = await postHalfSent(
+      server.adminUrl as string,
+      '/admin/v1/keys',
+      adminToken,
+      JSON.stringify({ plan: 'pro' }),
     );
     await new Promise((r) => setTimeout(r, 200));
     const exit = server.stop();
     await new Promise((r) => setTimeout(r, 200));
     expect(server.child.exitCode).toBeNull(); // still draining
-    socket.end(body.slice(5));
-    await once(socket, 'close');
-    expect(answer).toMatch(/^HTTP\/1\.1 201 Created/);
-    expect(answer).toContain('"name":"Late"');
+    pet.finish();
+    const petAnswer = await pet.answer;
+    expect(petAnswer).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(petAnswer).toContain('"name":"Late"');
+    // The public listener is drained; the admin request is still in flight, and waited for.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.child.exitCode).toBeNull();
+    created.finish();
+    const keyAnswer = await created.answer;
+    expect(keyAnswer).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(keyAnswer).toContain('"plan":"pro"');
     expect(await exit).toBe(0);
     expect(server.output()).toContain('"msg":"stopped"');
   });

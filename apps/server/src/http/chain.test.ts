@@ -42,17 +42,56 @@ app.use(
     },
   ]),
 );
+// Each request's own walk: the first middleware waits as long as the request asks, so that concurrent requests
+// interleave; each records the steps it went through.
+const steps =
+  (name: string): RequestHandler =>
+  (_req, res, next) => {
+    res.locals.steps.push(name);
+    next();
+  };
+app.use(
+  '/interleaved',
+  chain([
+    async (req, res, next) => {
+      res.locals.steps = ['wait'];
+      await new Promise((r) => setTimeout(r, Number(req.query.wait)));
+      next();
+    },
+    steps('second'),
+    steps('third'),
+    (_req, res) => {
+      res.json({ steps: res.locals.steps });
+    },
+  ]),
+);
+let answered = 0;
+app.use(
+  '/twice',
+  chain([
+    (_req, _res, next) => {
+      next();
+      next();
+    },
+    (_req, res) => {
+      answered++;
+      res.json({ answered });
+    },
+  ]),
+);
 app.use((_req, res) => {
   res.status(404).json({ seen, left: true });
 });
+const late: string[] = [];
 app.use(((error, _req, res, _next) => {
-  res.status(500).json({ seen, error: (error as Error).message });
+  if (res.headersSent) late.push((error as Error).message);
+  else res.status(500).json({ seen, error: (error as Error).message });
 }) satisfies ErrorRequestHandler);
 const server = app.listen(0, '127.0.0.1');
 let url = '';
 beforeAll(async () => {
   if (!server.listening) await once(server, 'listening');
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => {
   server.close();
@@ -60,7 +99,7 @@ afterAll(() => {
 
 const get = async (query: string) => {
   seen.length = 0;
-  const res = await fetch(`${url}?${query}`);
+  const res = await fetch(`${url}/api?${query}`);
   return { status: res.status, body: (await res.json()) as { seen: string[]; error?: string } };
 };
 
@@ -83,5 +122,20 @@ describe('chain', () => {
 
   it("leaves the chain on next('router'), for the layers after it", async () => {
     expect(await get('leave')).toEqual({ status: 404, body: { seen: ['first'], left: true } });
+  });
+
+  it('walks each request on its own: concurrent requests that interleave each run every middleware once', async () => {
+    const answers = await Promise.all(
+      [120, 10, 60, 0].map(async (wait) => (await fetch(`${url}/interleaved?wait=${wait}`)).json()),
+    );
+    expect(answers).toEqual(Array(4).fill({ steps: ['wait', 'second', 'third'] }));
+  });
+
+  it('refuses a second next() from one middleware: the rest of the chain runs once', async () => {
+    const res = await fetch(`${url}/twice`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ answered: 1 });
+    expect(answered).toBe(1);
+    expect(late).toEqual([expect.stringMatching(/^next\(\) called twice by /)]);
   });
 });

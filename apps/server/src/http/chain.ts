@@ -10,12 +10,20 @@ export type Chain = RequestHandler & { readonly handlers: readonly RequestHandle
 
 export function chain(handlers: RequestHandler[]): Chain {
   const run = function chain(req: Request, res: Response, done: NextFunction) {
-    let at = 0;
-    const next = (error?: unknown) => {
-      if (error === 'route' || error === 'router') return done(); // leave the chain, as Express leaves a router
-      if (error !== undefined && error !== null) return done(error);
-      const handler = handlers[at++];
+    // Each request walks the list on its own (the position is this call's), and each middleware gets a
+    // next() of its own that moves on once: a second call would run the rest of the chain again (a second
+    // answer, a second store write), so it throws instead, as Hono's compose does.
+    const step = (at: number) => {
+      const handler = handlers[at];
       if (!handler) return done();
+      let called = false;
+      const next = (error?: unknown) => {
+        if (called) throw new Error(`next() called twice by ${handler.name || `middleware #${at}`}`);
+        called = true;
+        if (error === 'route' || error === 'router') return done(); // leave the chain, as Express leaves a router
+        if (error !== undefined && error !== null) return done(error);
+        step(at + 1);
+      };
       try {
         const result = handler(req, res, next) as unknown;
         if (result instanceof Promise)
@@ -24,7 +32,7 @@ export function chain(handlers: RequestHandler[]): Chain {
         done(thrown ?? new Error('Thrown undefined'));
       }
     };
-    next();
+    step(0);
   };
   return Object.assign(run, { handlers });
 }

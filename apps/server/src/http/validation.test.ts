@@ -135,6 +135,20 @@ describe('express-openapi-validator as this service drives it', () => {
     expect(contentTypeParses.calls).toBe(before);
   });
 
+  it('keeps at most 1,000 of those choices: distinct Accept headers (a client can send any) do not grow it', async () => {
+    const accept = (i: number) => `application/json, text/x-${i}`;
+    const first = await fetch(`${url}/v1/pets`, { headers: { accept: accept(0) } });
+    expect(first.status).toBe(200);
+    const before = contentTypeParses.calls;
+    expect((await fetch(`${url}/v1/pets`, { headers: { accept: accept(0) } })).status).toBe(200);
+    expect(contentTypeParses.calls).toBe(before); // kept
+    for (let i = 1; i <= 1_000; i++) await fetch(`${url}/v1/pets`, { headers: { accept: accept(i) } });
+    // A thousand others since: the first choice is no longer kept, and is made again.
+    const after = contentTypeParses.calls;
+    expect((await fetch(`${url}/v1/pets`, { headers: { accept: accept(0) } })).status).toBe(200);
+    expect(contentTypeParses.calls).toBeGreaterThan(after);
+  });
+
   it('once the contract is loaded, a request passes the validator without waiting for a microtask', async () => {
     hops.length = 0;
     for (let i = 0; i < 5; i++) await fetch(`${url}/v1/pets`);
