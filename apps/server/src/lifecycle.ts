@@ -47,19 +47,27 @@ export async function listen(
 
 /**
  * On the first SIGTERM or SIGINT, runs `stop` and exits 0; a second signal (the primary's, after the
- * process group's) does not cut it short. Whatever hangs, the process exits 1 after `boundMs`.
+ * process group's) does not cut it short. Whatever hangs, the process exits 1 after `boundMs`; `stop` is
+ * told how much of it is left (`remainingMs`), for a last step that must not run past it. A stop that
+ * fails is one error line and exit 1, never a stack trace.
  */
 export function stopOnSignals(
   logger: Logger,
   boundMs: number,
-  stop: (signal: string) => Promise<void>,
+  stop: (signal: string, remainingMs: () => number) => Promise<void>,
 ): void {
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const endsAt = performance.now() + boundMs;
     setTimeout(() => process.exit(1), boundMs).unref();
-    await stop(signal);
+    try {
+      await stop(signal, () => Math.max(0, endsAt - performance.now()));
+    } catch (error) {
+      logger.error({ error: (error as Error).message }, 'the stop failed');
+      process.exit(1);
+    }
     logger.info('stopped');
     process.exit(0);
   };

@@ -35,6 +35,7 @@ async function main(): Promise<void> {
 
   const config = loadConfig();
   const logger = await createLogger(config);
+  if (tracingOn()) (await import('./tracing/start.js')).reportTo(logger); // a collector's failures
   if (config.workers > 1 && cluster.isPrimary) {
     await runPrimary(config, logger, async (url, adminUrl) => {
       const opened = await openBackend(config.database, undefined, logger);
@@ -134,14 +135,15 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     announce(config, logger, { url, adminUrl, backend: backend.name });
   }
 
-  stopOnSignals(logger, config.shutdownGraceMs + 1_000, async (signal) => {
+  stopOnSignals(logger, config.shutdownGraceMs + 1_000, async (signal, remainingMs) => {
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     await Promise.all([
       drain(server, config.shutdownGraceMs),
       adminServer && drain(adminServer, config.shutdownGraceMs),
     ]);
     await service.stop(); // the usage counted, the unused leases back, then the engines
-    if (tracingOn()) await (await import('./tracing/start.js')).stopTracing(); // the last spans sent
+    // The last spans, in what is left of the bound but for a moment to log and exit.
+    if (tracingOn()) await (await import('./tracing/start.js')).stopTracing(remainingMs() - 250);
   });
 }
 

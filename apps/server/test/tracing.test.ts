@@ -165,6 +165,95 @@ describe(`traces over OTLP (${backend})`, () => {
     expect(traced.output()).toContain('otel-sdk-registered=true');
   });
 
+  it.each([
+    ['down (nothing listens)', 'down'],
+    ['answering 503', 'refusing'],
+  ] as const)(
+    'with the collector %s: failed exports are logged once a minute at most, and SIGTERM exits 0 within the bound, with one warning and no stack trace',
+    async (_, collector) => {
+      const store = await freshStore();
+      const key = (await createKey(serverDist, { ...store }, ...enterprise(10_000, 100_000))).key;
+      // A receiver that refuses every export (and notes what was sent to it), or a port nothing listens on.
+      const paths: string[] = [];
+      const refusing = createServer((req, res) => {
+        paths.push(req.url ?? '');
+        req.resume();
+        res.writeHead(503).end();
+      });
+      refusing.listen(0, '127.0.0.1');
+      await once(refusing, 'listening');
+      const { port } = refusing.address() as AddressInfo;
+      if (collector === 'down') await new Promise((r) => refusing.close(r));
+      try {
+        const server = await start({
+          ...store,
+          NODE_ENV: 'production',
+          SHUTDOWN_GRACE_SECONDS: '2',
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_EXPORTER_OTLP_TIMEOUT: '1000',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        });
+        const warnings = (msg: string) =>
+          server
+            .output()
+            .split('\n')
+            .filter((l) => l.includes(`"msg":"${msg}"`));
+        for (let i = 0; i < 30 && warnings('traces: the collector could not be reached').length === 0; i++) {
+          expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        // More failed batches, still the one line (the next one would come a minute later).
+        for (let i = 0; i < 5; i++) {
+          await call(`${server.url}/v1/pets`, key);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        expect(warnings('traces: the collector could not be reached')).toHaveLength(1);
+        await call(`${server.url}/v1/pets`, key); // a span still to send at the stop
+        const stopping = performance.now();
+        expect(await server.stop()).toBe(0);
+        expect(performance.now() - stopping).toBeLessThan(3_000); // SHUTDOWN_GRACE_SECONDS + 1 s
+        expect(warnings('traces: the last spans could not be sent')).toHaveLength(1);
+        expect(server.output()).toContain('"msg":"stopped"');
+        expect(server.output()).not.toMatch(/\n\s+at |stack/); // no stack trace, logged or thrown
+        expect(server.output()).not.toContain('Redis unreachable'); // a clean stop is no outage
+        if (collector === 'refusing') {
+          expect(paths.length).toBeGreaterThan(0);
+          expect(paths.filter((p) => p !== '/v1/traces')).toEqual([]); // traces only: no OTLP metrics or logs
+        }
+      } finally {
+        refusing.close();
+      }
+    },
+  );
+
+  it('OTLP metrics are sent when OTEL_METRICS_EXPORTER asks for them', async () => {
+    const store = await freshStore();
+    const paths: string[] = [];
+    const collector = createServer((req, res) => {
+      paths.push(req.url ?? '');
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    collector.listen(0, '127.0.0.1');
+    await once(collector, 'listening');
+    try {
+      const { port } = collector.address() as AddressInfo;
+      const server = await start({
+        ...store,
+        NODE_ENV: 'production',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_METRICS_EXPORTER: 'otlp',
+      });
+      await call(`${server.url}/v1/pets`, undefined);
+      expect(await server.stop()).toBe(0); // the meter's last reading is sent at the stop
+      expect(paths).toContain('/v1/metrics');
+    } finally {
+      collector.close();
+    }
+  });
+
   it('an admin request is a span named after its operation; a store outage is a failed span with a failed store span under it', async () => {
     const store = await freshStore();
     const key = (await createKey(serverDist, { ...store }, ...enterprise(10_000, 100_000))).key;

@@ -18,7 +18,7 @@ declare module 'express-serve-static-core' {
 const tracer = trace.getTracer('animal-store');
 
 /** Whether the SDK was started in this process (OTEL_EXPORTER_OTLP_ENDPOINT set). */
-export const tracingOn = (): boolean => process.env.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined;
+export const tracingOn = (): boolean => Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 /**
  * First on a listener's API: when the answer is done, the request's server span (node:http's) takes the

@@ -50,8 +50,10 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
   let down: string | undefined;
   /** Redis's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
   let epoch = 0;
+  /** Set by stop: the connection's close from here on is the service's own doing, not an outage. */
+  let stopped = false;
   const lost = (reason: string) => {
-    if (down) return;
+    if (down || stopped) return;
     down = reason;
     logger.error(
       { reason },
@@ -174,5 +176,9 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
     sweep: () => memory.sweep(), // Redis expires its own keys
     epoch: () => (down ? fallbackEpoch : epoch),
   };
-  return { counters, degraded: () => down, stop: () => clearInterval(probe) };
+  const stop = () => {
+    stopped = true;
+    clearInterval(probe);
+  };
+  return { counters, degraded: () => down, stop };
 }
