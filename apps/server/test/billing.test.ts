@@ -158,6 +158,49 @@ describe('a billing system drives the admin API', () => {
   });
 });
 
+describe('bans across instances', () => {
+  it('two instances raise one ban, at the threshold counted across both; once lifted, no answer on either asks a wait past 5 s', async () => {
+    const store = await freshStore();
+    const a = await instance(store);
+    const b = await instance(store);
+    const created = await admin(a, '/keys', {
+      method: 'POST',
+      body: JSON.stringify({ plan: 'enterprise', limits: { perMinute: 1, perDay: 1000 } }),
+    });
+    const { key, secret } = (await created.json()) as { key: { id: string }; secret: string };
+    // RATE_LIMIT_BAN_THRESHOLD=2: the third 429 within the minute is the ban, whichever instance answers.
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < 8; i++) outcomes.push(await use(i % 2 ? b : a, secret));
+    expect(outcomes).toEqual(['admitted', 'limited', 'limited', ...Array(5).fill('banned')]);
+    const bans = [a, b].flatMap((s) =>
+      s
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('key banned for sending while rate limited')),
+    );
+    expect(bans).toHaveLength(1);
+
+    // New limits lift the ban (on A). From then on, every answer of either instance is a 200 or a 429 whose
+    // Retry-After is within the propagation bound; both admit the key again within it.
+    const patched = await admin(a, `/keys/${key.id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ limits: { perMinute: 100, perDay: 1000 } }),
+    });
+    expect(patched.status).toBe(200);
+    const waits: number[] = [];
+    const admittedBy = new Set<ServerProcess>();
+    await within(6_000, async () => {
+      for (const server of [a, b]) {
+        const res = await pets(server, secret);
+        if (res.status === 200) admittedBy.add(server);
+        else waits.push(Number(res.headers.get('retry-after')));
+      }
+      return admittedBy.size === 2;
+    });
+    expect(waits.filter((wait) => !(wait >= 1 && wait <= 5))).toEqual([]);
+  });
+});
+
 describe('usage metering across stops', () => {
   const countsOf = async (server: ServerProcess, id: string) => {
     const res = await admin(server, `/keys/${id}/usage`);

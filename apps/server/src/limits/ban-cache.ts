@@ -18,6 +18,12 @@ export class BanCache {
     return this.known(id);
   }
 
+  /** Milliseconds until a ban seen for the key is confirmed with the store again (0: at its next request). */
+  recheckIn(id: string): number {
+    const checked = this.#checked.get(id);
+    return checked === undefined ? 0 : Math.max(0, checked + banCacheMs - this.now());
+  }
+
   /** Milliseconds left in any ban this process has seen for the key, however long ago; 0 when none. */
   known(id: string): number {
     const until = this.#until.get(id);

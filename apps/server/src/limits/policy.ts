@@ -82,10 +82,15 @@ const untilAdmitted = (states: WindowState[], now: number): number =>
  * A refusal, the one way each is built: the wait is the longest exhausted window or the ban (`banMs`), and
  * the windows are shown as the client should read them, every one naming that same wait. An exhausted
  * window resets (for this client) only when a request would be admitted again, and during a ban no window
- * has anything left until the ban ends.
+ * has anything left until the ban ends. `atMostMs`: the longest wait this answer may ask, when what it
+ * knows may change sooner (a ban answered from memory, a key's new terms on their way to every instance).
  */
-function refused(states: WindowState[], now: number, banMs = 0, banStarted = false): Decision {
-  const retryAfterMs = Math.max(banMs, untilAdmitted(states, now));
+function refused(
+  states: WindowState[],
+  now: number,
+  { banMs = 0, banStarted = false, atMostMs = Number.POSITIVE_INFINITY } = {},
+): Decision {
+  const retryAfterMs = Math.min(atMostMs, Math.max(banMs, untilAdmitted(states, now)));
   const banned = banMs > 0;
   return {
     allowed: false,
@@ -97,6 +102,9 @@ function refused(states: WindowState[], now: number, banMs = 0, banStarted = fal
     ...(banStarted && { banStarted: true as const }),
   };
 }
+
+/** The shortest wait an answer asks (Retry-After is in whole seconds, at least 1). */
+const shortestWaitMs = 1_000;
 
 const ms = (name: WindowName) => windows[name] * 1000;
 const state = (name: WindowName, view: WindowView): WindowState => ({ name, ...view });
@@ -139,20 +147,22 @@ export function createRateLimiter(
   }
 
   /**
-   * Milliseconds left in the key's ban, from memory: a ban seen within banCacheMs holds; an older one is
-   * confirmed with the store (so `keys unban` reaches every process within that time). Bans this process
-   * has not seen are confirmed at its next lease (consumeKey).
+   * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
+   * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
+   * confirmed at its next lease or refusal (consumeKey, limited). From memory, the ban may have been lifted
+   * elsewhere since it was confirmed (an unban, a new plan): the answer asks no wait past this process's
+   * next look at the store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
    */
-  async function banned(id: string): Promise<number> {
-    if (banCache.known(id) === 0) return 0;
-    return banCache.fresh(id) || confirmBan(id);
+  async function banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
+    if (banCache.known(id) === 0) return { banMs: 0 };
+    const banMs = banCache.fresh(id);
+    if (banMs === 0) return { banMs: await confirmBan(id) };
+    return { banMs, atMostMs: Math.max(shortestWaitMs, banCache.recheckIn(id)) };
   }
 
   /** Counts a 429 against the key; past the threshold within a minute, bans it. Returns the ban length. */
   async function violation(id: string): Promise<number> {
     const key = names(id);
-    // Not counted while the key's new terms reach every instance: this one may still apply the old limits.
-    if ((await store.endsAt(key.newTerms).catch(() => 0)) > 0) return 0;
     const counted = await store.take(key.violations, 1, options.ban.threshold, ms('minute'));
     if (counted.granted > 0) return 0;
     const banMs = options.ban.seconds * 1000;
@@ -164,8 +174,16 @@ export function createRateLimiter(
   }
 
   async function limited(id: string, states: WindowState[]): Promise<Decision> {
+    // Another instance may have banned the key (this one answered from its own leases since): that ban is
+    // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
+    const ban = await confirmBan(id);
+    if (ban > 0) return refused(states, now(), { banMs: ban });
+    // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
+    // not counted, and asks no wait past the terms' arrival.
+    const settling = (await store.endsAt(names(id).newTerms).catch(() => 0)) - now();
+    if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
     const banMs = await violation(id);
-    return refused(states, now(), banMs, banMs > 0);
+    return refused(states, now(), { banMs, banStarted: banMs > 0 });
   }
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
@@ -174,13 +192,13 @@ export function createRateLimiter(
       state('minute', leases.peek(key.minute, subject.perMinute, ms('minute'))),
       state('day', leases.peek(key.day, subject.perDay, ms('day'))),
     ];
-    const banMs = await banned(subject.id);
-    if (banMs > 0) return refused(peek(), now(), banMs);
+    const ban = await banned(subject.id);
+    if (ban.banMs > 0) return refused(peek(), now(), ban);
     if (!leases.decidesInMemory(key.minute, subject.perMinute)) {
       // About to ask the store for a lease: the ban of record is confirmed first (set by another process,
       // or before a restart). First, so that a process never holds leased points of a banned key.
       const ban = await confirmBan(subject.id);
-      if (ban > 0) return refused(peek(), now(), ban);
+      if (ban > 0) return refused(peek(), now(), { banMs: ban });
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));

@@ -10,10 +10,14 @@
 // within a reconnection of a heal, not after TCP's back-off. Redis is shared again only once its marker
 // says whether it kept its data: if it did, points leased before the outage stay good (the epoch holds);
 // if not, a new epoch drops them (limits/leases.ts). Written by hand: docs/decisions.md#redis-breaker.
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type CounterStore, fallbackEpoch } from '../../limits/counter-store.js';
 import { memoryCounters } from '../../limits/memory-counters.js';
+
+/** How long an instance's marker lasts unless renewed (see `marker`). */
+const markerMs = 24 * 3_600_000;
 
 // KEYS[1] the window; ARGV want, limit, window ms. Returns granted, used, ms until the window ends.
 const take = `
@@ -60,11 +64,16 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
       'Redis unreachable: rate limits fall back to per-instance memory until it returns',
     );
   };
-  // A key without expiry that every instance sets: when Redis answers again without it, Redis lost its
-  // data (restarted without persistence, flushed, or evicted keys): every key's windows and bans started
-  // over, and operators are told so (docs/scaling-out.md, the Redis settings to run with).
-  const marker = `${keyPrefix}marker`;
-  const setMarker = () => redis.set(marker, '1').catch(() => {});
+  // A key of this instance's own: when Redis answers again without it, Redis lost its data (restarted
+  // without persistence, flushed, or evicted keys): every key's windows and bans started over, and
+  // operators are told so (docs/scaling-out.md, the Redis settings to run with). Its own, not one shared:
+  // the first instance back would set a shared one, and every other would take the empty Redis for the
+  // one it left (keeping leases the new Redis never counted, and never saying it). It lasts a day,
+  // renewed hourly, and goes at a graceful stop.
+  const marker = `${keyPrefix}marker:${randomUUID()}`;
+  const setMarker = () => redis.set(marker, '1', 'PX', markerMs).catch(() => {});
+  const renew = setInterval(setMarker, markerMs / 24);
+  renew.unref();
   let returning: Promise<void> | undefined;
   /** Redis answers again: shared once its marker says which epoch it is in. */
   const back = () => {
@@ -176,9 +185,11 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
     sweep: () => memory.sweep(), // Redis expires its own keys
     epoch: () => (down ? fallbackEpoch : epoch),
   };
-  const stop = () => {
+  const stop = async () => {
     stopped = true;
     clearInterval(probe);
+    clearInterval(renew);
+    if (!down) await redis.del(marker).catch(() => {});
   };
   return { counters, degraded: () => down, stop };
 }
