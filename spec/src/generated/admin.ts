@@ -317,7 +317,9 @@ export interface components {
             /**
              * @description Requests admitted in the window: exact for the instance that answers, and every other instance's
              *     as of its last report (they report within 5 seconds). For a day window that started today, it is
-             *     today's `admitted` in `days`.
+             *     today's `admitted` in `days`. Never less than what was admitted: during a rolling upgrade from 1.1,
+             *     whose instances report nothing, what they took counts as used (their unused lease too, until they
+             *     stop and give it back).
              */
             used: number;
             /**
@@ -325,8 +327,9 @@ export interface components {
              *     requests from its lease without asking the shared store, so a request that reaches an instance
              *     holding none can be refused up to this many requests before `remaining` reaches 0. An instance that
              *     stops gracefully gives its unused points back; a crashed one's stay reserved until the window ends.
+             *     Absent from the answers of servers before 2.0 (the admin contract 1.0.0): read it as 0.
              */
-            reserved: number;
+            reserved?: number;
             /** @description `limit` minus `used`: how many more requests the window may admit. */
             remaining: number;
             /**

@@ -106,13 +106,13 @@ describe('Leases', () => {
     await takeAll(a, 7, 800); // leases 100
     await takeAll(b, 5, 800); // leases 100
     a.untake('minute:k'); // one of A's requests did not count after all
-    expect(a.unreported('minute:k')).toBe(6);
+    expect(a.unreported('minute:k').admitted).toBe(6);
     const admitted = () => store.read(admittedCount('minute:k'));
     expect((await admitted()).used).toBe(0);
     await Promise.all([a.report(), b.report()]);
     expect(await admitted()).toEqual({ used: 11, resetAt: (await store.read('minute:k')).resetAt });
     expect((await store.read('minute:k')).used).toBe(200); // taken: admitted and reserved together
-    expect([a.unreported('minute:k'), b.unreported('minute:k')]).toEqual([0, 0]);
+    expect([a.unreported('minute:k').admitted, b.unreported('minute:k').admitted]).toEqual([0, 0]);
     await takeAll(a, 2, 800);
     await a.report();
     expect((await admitted()).used).toBe(13);
@@ -126,7 +126,7 @@ describe('Leases', () => {
     await takeAll(one, 3, 800); // admitted, never reported
     clock.advance(60_000);
     await takeAll(one, 1, 800);
-    expect(one.unreported('minute:k')).toBe(1);
+    expect(one.unreported('minute:k').admitted).toBe(1);
     await one.report();
     expect((await store.read(admittedCount('minute:k'))).used).toBe(1);
   });
@@ -142,7 +142,7 @@ describe('Leases', () => {
     const one = new Leases(flaky, clock.now);
     await takeAll(one, 3, 800);
     await one.report();
-    expect(one.unreported('minute:k')).toBe(3);
+    expect(one.unreported('minute:k').admitted).toBe(3);
     down = false;
     await one.report();
     expect((await store.read(admittedCount('minute:k'))).used).toBe(3);
@@ -238,7 +238,7 @@ describe('Leases over a store with a stand-in (an outage of the shared store)', 
     outage();
     await admittedOf(one, 4, 80);
     await one.report();
-    expect(one.unreported('minute:k')).toBe(7);
+    expect(one.unreported('minute:k').admitted).toBe(7);
     expect((await store.read(admittedCount('minute:k'))).used).toBe(0); // nothing went to the stand-in
     back();
     await one.report();

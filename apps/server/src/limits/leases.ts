@@ -35,6 +35,12 @@ export type WindowView = { limit: number; remaining: number; resetAt: number };
 
 /** The counter of the points of window `key` that requests used, reported by every process (`report`). */
 export const admittedCount = (key: string) => `admitted:${key}`;
+/**
+ * The counter of the points of window `key` that processes of this release leased (`report`), less what
+ * they gave back. What the window counts beyond it was taken by processes that report nothing (a release
+ * before 2.0, during a rolling upgrade): that is counted as used, never as reserved.
+ */
+export const leasedCount = (key: string) => `leased:${key}`;
 export type Taken = WindowView & { admitted: boolean };
 
 type Lease = {
@@ -50,6 +56,8 @@ type Lease = {
   unreported: number;
   /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
   owed: number;
+  /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
+  unreportedLeased: number;
   /** When the store last granted nothing (the window is exhausted). */
   exhaustedAt?: number;
   /** The take in flight, which every request waiting for this window shares. */
@@ -113,10 +121,12 @@ export class Leases {
     return lease ? this.#view(lease) : { limit, remaining: limit, resetAt: this.now() + windowMs };
   }
 
-  /** Points of the window this process admitted and has not reported yet (see report). */
-  unreported(key: string): number {
+  /** Points of the window this process admitted, and leased, and has not reported yet (see report). */
+  unreported(key: string): { admitted: number; leased: number } {
     const lease = this.#leases.get(key);
-    return lease && lease.resetAt > this.now() ? lease.unreported : 0;
+    return lease && lease.resetAt > this.now()
+      ? { admitted: lease.unreported, leased: lease.unreportedLeased }
+      : { admitted: 0, leased: 0 };
   }
 
   /**
@@ -130,14 +140,21 @@ export class Leases {
 
   async #report(key: string, lease: Lease): Promise<void> {
     await this.#add(key, lease, 'owed');
-    await this.#add(admittedCount(key), lease, 'unreported');
+    await Promise.all([
+      this.#add(admittedCount(key), lease, 'unreported'),
+      this.#add(leasedCount(key), lease, 'unreportedLeased'),
+    ]);
   }
 
   /**
    * Adds the lease's count `which` to the shared counter `counter`, which ends when the window does (a take
    * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead.
    */
-  async #add(counter: string, lease: Lease, which: 'unreported' | 'owed'): Promise<void> {
+  async #add(
+    counter: string,
+    lease: Lease,
+    which: 'unreported' | 'owed' | 'unreportedLeased',
+  ): Promise<void> {
     const untilEnd = lease.resetAt - this.now();
     const points = lease[which];
     if (points <= 0 || untilEnd <= 0 || this.store.epoch?.() === fallbackEpoch) return;
@@ -148,6 +165,22 @@ export class Leases {
       .then((grant) => grant.epoch !== fallbackEpoch)
       .catch(() => false);
     if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
+    // What a stand-in admitted is now taken in the shared window by this process: leased and used.
+    if (added && which === 'owed') lease.unreportedLeased += points;
+  }
+
+  /**
+   * Gives `points` of the lease back to its window, and takes them off the leased count (off what is not
+   * reported yet first). Failures are ignored: the points stay counted until the window ends.
+   */
+  async #giveBack(key: string, lease: Lease, points: number): Promise<void> {
+    const unreported = Math.min(points, lease.unreportedLeased);
+    lease.unreportedLeased -= unreported;
+    await Promise.all([
+      this.store.giveBack(key, points, lease.resetAt).catch(() => {}),
+      points > unreported &&
+        this.store.giveBack(leasedCount(key), points - unreported, lease.resetAt).catch(() => {}),
+    ]);
   }
 
   /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
@@ -157,7 +190,7 @@ export class Leases {
       if (lease.left <= 0 || lease.resetAt <= now || lease.epoch === fallbackEpoch) return;
       const points = lease.left;
       lease.left = 0;
-      await this.store.giveBack(key, points, lease.resetAt).catch(() => {});
+      await this.#giveBack(key, lease, points);
     });
     await Promise.all(returns);
   }
@@ -194,7 +227,7 @@ export class Leases {
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
       const settled = Promise.all([
-        lease.left > 0 && this.store.giveBack(key, lease.left, lease.resetAt).catch(() => {}),
+        lease.left > 0 && this.#giveBack(key, lease, lease.left),
         this.#report(key, lease),
       ]).then(() => {
         this.#settling.delete(settled);
@@ -226,6 +259,7 @@ export class Leases {
       epoch: 0,
       unreported: 0,
       owed: 0,
+      unreportedLeased: 0,
     };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
@@ -242,7 +276,9 @@ export class Leases {
         if (!sameWindow) {
           lease.unreported = 0;
           lease.owed = 0;
+          lease.unreportedLeased = 0;
         }
+        if (lease.epoch !== fallbackEpoch) lease.unreportedLeased += grant.granted;
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
         lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;

@@ -8,7 +8,7 @@ import type { Limits } from '../config.js';
 import { type WindowName, windows } from '../plans.js';
 import { BanCache } from './ban-cache.js';
 import type { CounterStore } from './counter-store.js';
-import { admittedCount, Leases, type WindowView } from './leases.js';
+import { admittedCount, Leases, leasedCount, type WindowView } from './leases.js';
 
 /** A key's (or an address's) window in a decision: the window as leases.ts sees it, named. */
 export type WindowState = { name: WindowName } & WindowView;
@@ -229,18 +229,25 @@ export function createRateLimiter(
     async windows(id, quota) {
       const key = names(id);
       const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
-        const [taken, reported] = await Promise.all([
+        const [taken, reported, leased] = await Promise.all([
           store.read(counter),
           store.read(admittedCount(counter)),
+          store.read(leasedCount(counter)),
         ]);
-        // The admitted count ends with its window; one outliving it (by a clock tick) is not this window's.
-        const admitted = taken.resetAt > 0 ? reported.used + leases.unreported(counter) : 0;
-        const used = Math.min(admitted, taken.used);
+        // The counts end with their window; one outliving it (by a clock tick) is not this window's.
+        const own = taken.resetAt > 0 ? leases.unreported(counter) : { admitted: 0, leased: 0 };
+        const admitted = taken.resetAt > 0 ? reported.used + own.admitted : 0;
+        const leasedAll = taken.resetAt > 0 ? leased.used + own.leased : 0;
+        // Reserved: what processes leased and report, and have not used. Everything else the window counts
+        // was used: admitted, or taken by a process that reports nothing (a release before 2.0, during a
+        // rolling upgrade), whose unused points are then counted as used, never the other way round.
+        const reserved = Math.min(taken.used, Math.max(0, leasedAll - admitted));
+        const used = taken.used - reserved;
         return {
           name,
           limit,
           used,
-          reserved: taken.used - used,
+          reserved,
           remaining: Math.max(0, limit - used),
           resetAt: taken.resetAt,
         };

@@ -1,0 +1,62 @@
+// The previous release, 1.1.0, built from its commit for the tests that run it beside this one (a rolling
+// upgrade): the tree at that commit (`git archive`), installed and built with the machine's Node (1.1.0
+// ran on Node 20 and 22; its better-sqlite3 12 is compiled for that Node, never for ours), kept under
+// node_modules/.cache so that a second run takes seconds. Undefined, after one line saying why, when the
+// history or such a Node is missing (a shallow clone, a machine without Node 20 or 22).
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { onPath } from '@animal-store/test-support';
+
+/** The commit 1.1.0 was released from (its CHANGELOG entry's). */
+export const release11Commit = '5e0c9db7147c2d9510413974807caf754b5f0eae';
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const home = join(root, 'node_modules/.cache/animal-store-1.1.0');
+
+export type OldRelease = { node: string; serverDist: string };
+
+const skip = (why: string): undefined => {
+  process.stderr.write(`skipping the rolling upgrade from 1.1.0: ${why}\n`);
+  return undefined;
+};
+
+/** A Node.js of a major 1.1.0 ran on (20 or 22), other than the one running the tests. */
+function oldNode(): string | undefined {
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node', onPath('node')]) {
+    if (!candidate || !existsSync(candidate)) continue;
+    try {
+      const major = execFileSync(candidate, ['-p', 'process.versions.node.split(".")[0]'], {
+        encoding: 'utf8',
+      }).trim();
+      if (major === '20' || major === '22') return candidate;
+    } catch {
+      // not a runnable node
+    }
+  }
+  return undefined;
+}
+
+export function release11(): OldRelease | undefined {
+  const node = oldNode();
+  if (!node) return skip('no Node.js 20 or 22 on this machine');
+  const serverDist = join(home, 'apps/server/dist');
+  if (existsSync(join(serverDist, 'main.js'))) return { node, serverDist };
+  try {
+    execFileSync('git', ['cat-file', '-e', `${release11Commit}^{commit}`], { cwd: root, stdio: 'ignore' });
+  } catch {
+    return skip(`commit ${release11Commit.slice(0, 7)} is not in this clone's history`);
+  }
+  const pnpm = onPath('pnpm');
+  if (!pnpm) return skip('no pnpm on the PATH');
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${release11Commit} | tar -x -C "${home}"`], { cwd: root });
+  // pnpm itself and every install script on the old Node: the PATH finds it first.
+  const env = { ...process.env, PATH: `${join(node, '..')}:${process.env.PATH ?? ''}`, CI: 'true' };
+  const run = (...args: string[]) =>
+    execFileSync(node, [realpathSync(pnpm), ...args], { cwd: home, env, stdio: 'ignore' });
+  run('install', '--frozen-lockfile');
+  run('build');
+  return { node, serverDist };
+}
