@@ -16,7 +16,7 @@ import { type Backend, backendName, openBackend } from './store/open.js';
 import { StoreOpenError } from './store/open-error.js';
 import type { Store } from './store/store.js';
 import { traceIds, tracingOn } from './tracing/spans.js';
-import { serverVersion } from './version.js';
+import { serverVersion, withNode24 } from './version.js';
 
 /** Runs the service: configuration → store → apps → listeners, or the cluster's primary; no module state. */
 async function main(): Promise<void> {
@@ -98,7 +98,8 @@ const developmentQuota = { perMinute: 6_000, perDay: 1_000_000 };
 async function developmentKey(config: Config, store: Store): Promise<void> {
   if (config.production) return;
   if (!(await store.keys.isEmpty())) {
-    process.stdout.write('\nNeed an API key? pnpm keys create --plan free (README: API keys)\n\n');
+    const create = withNode24('pnpm keys create --plan free');
+    process.stdout.write(`\nNeed an API key? ${create} (README: API keys)\n\n`);
     return;
   }
   const { key } = await store.keys.create({

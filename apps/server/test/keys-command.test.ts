@@ -289,3 +289,26 @@ describe('pnpm keys builds only when it must (scripts/fresh-build.mjs)', () => {
     expect(isStale(root)).toBe(true);
   });
 });
+
+describe('pnpm start and pnpm keys stop when the install is missing or stale (scripts/installed.mjs)', () => {
+  it('says so in one line when node_modules is missing or older than pnpm-lock.yaml, and nothing otherwise', async () => {
+    const script = new URL('../../../scripts/installed.mjs', import.meta.url).href;
+    const { installProblem } = (await import(script)) as {
+      installProblem: (root: string) => string | undefined;
+    };
+    const root = mkdtempSync(join(tmpdir(), 'installed-'));
+    const file = (path: string, seconds: number) => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), '');
+      utimesSync(join(root, path), seconds, seconds);
+    };
+    file('pnpm-lock.yaml', 1_000);
+    expect(installProblem(root)).toMatch(
+      /^No dependencies installed: run npx -y -p node@24 -p pnpm@10 -c 'pnpm install --frozen-lockfile' first\.$/,
+    );
+    file('node_modules/.modules.yaml', 2_000);
+    expect(installProblem(root)).toBeUndefined();
+    file('pnpm-lock.yaml', 3_000); // a checkout changed the dependencies
+    expect(installProblem(root)).toMatch(/^The dependencies changed since the last install/);
+  });
+});

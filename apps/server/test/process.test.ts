@@ -1,7 +1,7 @@
 // The built server and key command as processes: configuration, first start, restarts, signals, the clock.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +47,9 @@ describe('first start', () => {
     await first.stop();
     const second = await start({ DATABASE_URL: databasePath });
     expect(second.output()).not.toContain('Development API key');
-    expect(second.output()).toContain('Need an API key? pnpm keys create --plan free');
+    expect(second.output()).toContain(
+      "Need an API key? npx -y -p node@24 -p pnpm@10 -c 'pnpm keys create --plan free'",
+    );
   });
 
   it('in production, creates no key', async () => {
@@ -299,13 +301,38 @@ describe('output that nobody reads', () => {
   });
 });
 
+// The release's version, or between releases `<release>+<commit>` (scripts/build-info.mjs).
+const { buildVersion } = (await import(new URL('../scripts/build-info.mjs', import.meta.url).href)) as {
+  buildVersion: (dir?: string) => string;
+};
+
+describe('the version a build reports', () => {
+  it("is the release's in the commit that versioned it, `<release>+<commit>` after it, the release's outside git", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-build-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '9.9.9' }));
+    expect(buildVersion(dir)).toBe('9.9.9'); // not a checkout: an installed package
+    const git = (...args: string[]) =>
+      promisify(execFile)('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    await git('init', '-q');
+    writeFileSync(join(dir, 'CHANGELOG.md'), '## 9.9.9\n');
+    await git('add', '.');
+    await git('commit', '-qm', 'Version packages');
+    expect(buildVersion(dir)).toBe('9.9.9');
+    writeFileSync(join(dir, 'later.txt'), 'a change after the release\n');
+    await git('add', '.');
+    await git('commit', '-qm', 'A change on main');
+    const head = (await git('rev-parse', '--short=7', 'HEAD')).stdout.trim();
+    expect(buildVersion(dir)).toBe(`9.9.9+${head}`);
+  });
+});
+
 describe('the command line', () => {
   const node = (script: string, args: string[], cwd: string, env: Record<string, string> = {}) =>
     promisify(execFile)(process.execPath, [join(serverDist, script), ...args], {
       cwd,
       env: { PATH: process.env.PATH ?? '', ...env },
     });
-  const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+  const version = buildVersion().replace('+', '\\+');
 
   it.each([
     ['main.js', '--help', /Usage: animal-store-server[\s\S]*environment/],

@@ -98,16 +98,28 @@ describe('a Node.js the service does not support', () => {
   });
   if (!older) process.stderr.write('skipping the older-Node.js start-up test: no Node.js below 22 here\n');
 
-  it.skipIf(!older)('the server and the keys command stop with one line naming both versions', async () => {
-    const env = { PATH: pathWith(older as string), DATABASE_URL: tempDatabase(), PORT: '0' };
-    for (const entry of [bin, join(serverPackage, 'bin/animal-store-keys.js')]) {
-      const { code, output } = await runToExit(entry, entry === bin ? [] : ['list'], env);
-      expect(code).toBe(1);
-      const lines = output.trim().split('\n');
-      expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^Animal Store needs Node\.js >=22\.12\.0; this is Node\.js v(1\d|2[01])\./);
-    }
-  });
+  it.skipIf(!older)(
+    'the server and the keys command stop with one line naming both versions and the command that runs them',
+    async () => {
+      const env = { PATH: pathWith(older as string), DATABASE_URL: tempDatabase(), PORT: '0' };
+      const keys = join(serverPackage, 'bin/animal-store-keys.js');
+      for (const [entry, args, again] of [
+        [bin, [], "npx -y -p node@24 -p pnpm@10 -c 'pnpm start'"],
+        [
+          keys,
+          ['create', '--label', 'team A'],
+          `npx -y -p node@24 -p pnpm@10 -c 'pnpm keys create --label "team A"'`,
+        ],
+      ] as const) {
+        const { code, output } = await runToExit(entry, [...args], env);
+        expect(code).toBe(1);
+        const lines = output.trim().split('\n');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(/^Animal Store needs Node\.js >=22\.12\.0; this is Node\.js v(1\d|2[01])\./);
+        expect(lines[0]).toContain(`e.g. ${again} `); // what was run, in the form that runs it
+      }
+    },
+  );
 });
 
 describe('a SQLite driver that cannot load', () => {
