@@ -44,11 +44,11 @@ const migrations: string[] = [
   `ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
    ALTER TABLE api_keys ADD COLUMN previous_secret_hash BYTEA;
    ALTER TABLE api_keys ADD COLUMN previous_valid_until TEXT;`,
-  // Unreleased (after 1.1.0): the limiter's leases (store/postgres/counters.ts) record what each take got; windows of
+  // 2.0.0: the limiter's leases (store/postgres/counters.ts) record what each take got; windows of
   // enterprise quotas may count past 2^31.
   `ALTER TABLE rate_limits ALTER COLUMN points TYPE BIGINT;
    ALTER TABLE rate_limits ADD COLUMN granted BIGINT NOT NULL DEFAULT 0;`,
-  // Unreleased (after 1.1.0): the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
+  // 2.0.0: the admin API: a key's customer, the Idempotency-Key of its create, usage per key and day.
   `ALTER TABLE api_keys ADD COLUMN customer_id TEXT;
    ALTER TABLE api_keys ADD COLUMN creation_request TEXT;
    ALTER TABLE api_keys ADD COLUMN creation_fingerprint TEXT;
@@ -64,7 +64,7 @@ const migrations: string[] = [
      PRIMARY KEY (key_id, day)
    );
    CREATE INDEX key_usage_day ON key_usage (day);`,
-  // Unreleased (after 1.1.0): the claim's token, which fences an Idempotency-Key's create (idempotency.ts).
+  // 2.0.0: the claim's token, which fences an Idempotency-Key's create (idempotency.ts).
   'ALTER TABLE idempotency_keys ADD COLUMN claim TEXT;',
 ];
 /** Any constant: the advisory lock that serialises migrations across instances. */
