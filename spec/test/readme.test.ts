@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { tempDatabase } from '@animal-store/test-support';
+import { tempDatabase, withoutNpxOptions } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -31,7 +31,7 @@ const notRunHere: [RegExp, string][] = [
   [/^curl /, 'needs a running server and its printed key'],
   [/^export ADMIN_TOKEN=/, 'sets the admin token for the two commands after it, which need a server'],
   [
-    /^ADMIN_PORT=3001 ADMIN_TOKENS=\$ADMIN_TOKEN pnpm start$/,
+    /^ADMIN_PORT=3001 ADMIN_TOKENS=\$ADMIN_TOKEN npx -y -p node@24 -p pnpm@10 -c 'pnpm start'$/,
     'starts the server with its admin API and keeps running: apps/server/test/billing.test.ts starts it so',
   ],
   [
@@ -44,25 +44,34 @@ const notRunHere: [RegExp, string][] = [
   ],
 ];
 
+/** A command in the README's form, `npx -y -p node@24 -p pnpm@10 -c '<inner>'`: its inner command. */
+const inner = (command: string) => /^npx -y -p node@24 -p pnpm@10 -c '(pnpm [^']*)'$/.exec(command)?.[1];
+
 describe('README commands', () => {
   it('are all accounted for', () => {
     expect(commands.length).toBeGreaterThan(5);
     for (const command of commands) {
-      const known = notRunHere.some(([pattern]) => pattern.test(command)) || command.startsWith('pnpm ');
+      const known = notRunHere.some(([pattern]) => pattern.test(command)) || inner(command) !== undefined;
       expect(known, command).toBe(true);
     }
   });
 
   it('the pnpm commands run as written on a fresh database, and --json prints JSON only', async () => {
     const env = { ...process.env, DATABASE_URL: tempDatabase() };
-    const runnable = commands.filter((c) => c.startsWith('pnpm '));
+    const runnable = commands.filter((c) => !notRunHere.some(([pattern]) => pattern.test(c)) && inner(c));
     expect(runnable.length).toBeGreaterThanOrEqual(4);
-    for (const command of runnable) {
-      const { stdout } = await promisify(execFile)('sh', ['-c', command], {
-        cwd: root,
-        env,
-        maxBuffer: 1 << 24,
-      });
+    for (const [i, command] of runnable.entries()) {
+      // The first exactly as printed (npx fetches Node 24 and pnpm); the others as the README says to run
+      // them where Node 24 and pnpm are on the PATH already (as here): the part in quotes.
+      const { stdout } = await promisify(execFile)(
+        'sh',
+        ['-c', i === 0 ? command : (inner(command) as string)],
+        {
+          cwd: root,
+          env: i === 0 ? withoutNpxOptions(env) : env,
+          maxBuffer: 1 << 24,
+        },
+      );
       if (command.includes('--json')) {
         // Build banners go to stderr: stdout holds the JSON document (after pnpm's own script header).
         const json = stdout.slice(stdout.search(/^[[{]/m));
