@@ -5,7 +5,7 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.js';
-import { createApp, serviceMetrics } from './app.js';
+import { createApp, serviceMetrics } from './api/app.js';
 import type { Config } from './config.js';
 import { loadContract, type OpenApiDocument } from './contract.js';
 import type { ContractViolation } from './http/validation.js';

@@ -1,6 +1,6 @@
 // The server package's public API: the app and HTTP server factories, the configuration loader, and the
 // store engines with their limiter, for embedding the service or measuring it (packages/bench).
-export { type AppDeps, createApp } from './app.js';
+export { type AppDeps, createApp } from './api/app.js';
 export { type Config, ConfigError, loadConfig } from './config.js';
 export { createRateLimiter, type RateLimiter } from './limits/policy.js';
 export { type Plan, planQuotas, quotaFor } from './plans.js';

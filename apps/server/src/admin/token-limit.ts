@@ -2,8 +2,7 @@
 // process's memory (the admin API serves a few systems, and each process counts its own: README). One fixed
 // window per token from the memory counters; no lease and no ban, which are the public API's policy.
 import type { RequestHandler } from 'express';
-import { HttpError } from '../http/http-error.js';
-import { seconds } from '../http/rate-limit.js';
+import { answers } from '../http/http-error.js';
 import { memoryCounters } from '../limits/memory-counters.js';
 
 const minuteMs = 60_000;
@@ -13,11 +12,6 @@ export function limitAdminToken(perMinute: number, now = () => Date.now()): Requ
   return async function limitAdminToken(_req, res, next) {
     const { granted, resetAt } = await windows.take(`admin:${res.locals.adminToken}`, 1, perMinute, minuteMs);
     if (granted > 0) return next();
-    const wait = seconds(resetAt - now());
-    next(
-      new HttpError(429, `Admin rate limit exceeded; retry in ${wait} seconds.`, 'rate_limited', {
-        'Retry-After': String(wait),
-      }),
-    );
+    next(answers.rateLimited(resetAt - now(), 'Admin rate limit'));
   };
 }

@@ -1,4 +1,4 @@
-// The shell of both listeners' apps (app.ts for the public API, admin/app.ts for the admin API): an Express
+// The shell of both listeners' apps (api/app.ts for the public API, admin/app.ts for the admin API): an Express
 // app that serves one contract. In order: the request log; under the base path, the API's chain, in the
 // order given, as one layer (chain.ts); outside it, the routes the app adds (`outside`), the contract at
 // /openapi.json and its reference at /docs; then the JSON 404 that says where the API is, and the error

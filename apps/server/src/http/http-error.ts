@@ -32,6 +32,9 @@ export function sendError(res: Response, error: HttpError): void {
   res.status(error.status).json(error.body);
 }
 
+/** Milliseconds as the whole delta-seconds of Retry-After and `RateLimit`'s `t` (at least 1). */
+export const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
 /**
  * The answers more than one place gives, written once (the catalogue): each layer that meets the
  * condition builds its answer here, so one condition has one text wherever it is found.
@@ -61,6 +64,22 @@ export const answers = {
       'A request with this Idempotency-Key is still being processed; retry later.',
       'idempotency_in_progress',
       { 'Retry-After': '1' },
+    ),
+  /**
+   * Past a rate limit (`limit` names it: the public API's per key or address, the admin API's per token):
+   * retry after `waitMs`, the time until a request would be admitted.
+   */
+  rateLimited: (waitMs: number, limit = 'Rate limit') =>
+    new HttpError(429, `${limit} exceeded; retry in ${seconds(waitMs)} seconds.`, 'rate_limited', {
+      'Retry-After': String(seconds(waitMs)),
+    }),
+  /** A key banned for sending while rate limited: retry after `waitMs`. */
+  temporarilyBanned: (waitMs: number) =>
+    new HttpError(
+      429,
+      `This API key is temporarily banned for sending requests while rate limited; retry in ${seconds(waitMs)} seconds.`,
+      'temporarily_banned',
+      { 'Retry-After': String(seconds(waitMs)) },
     ),
   /** Anything unexpected: a generic message; the request id finds it in the logs. */
   unexpected: () => new HttpError(500, 'An unexpected error occurred.'),

@@ -52,7 +52,7 @@ export async function openBackend(
     counters = postgresCounters(opened.pg);
   }
   store = { ...store, keys: withKeyCache(store.keys) };
-  // Idempotency keys are forgotten after a day (see http/idempotency.ts), ended windows and bans hourly.
+  // Idempotency keys are forgotten after a day (see api/idempotency.ts), ended windows and bans hourly.
   cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
   const databaseCounters = counters;
   cleanups.push(hourly(() => databaseCounters.sweep().catch(() => 0)));

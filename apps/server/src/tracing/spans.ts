@@ -8,7 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 
 declare module 'express-serve-static-core' {
   interface Locals {
-    /** The rate limiter's decision for the request (http/rate-limit.ts): admitted, limited or banned. */
+    /** The rate limiter's decision for the request (api/rate-limit.ts): admitted, limited or banned. */
     rateLimit?: string;
     /** The code of the Error body the request was answered with (http/http-error.ts). */
     errorCode?: string;

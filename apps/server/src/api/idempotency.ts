@@ -10,10 +10,10 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { bodyDigest } from '../http/body-digest.js';
+import { answers } from '../http/http-error.js';
 import { type IdempotencyClaim, type IdempotencyStore, idempotencyWindowMs } from '../store/store.js';
 import { IdempotencyClaimLostError } from '../store/unavailable.js';
-import { bodyDigest } from './body-digest.js';
-import { answers } from './http-error.js';
 
 /** A claim still in progress after this long belongs to a request that died: it may be taken over. */
 const abandonedAfterMs = 60_000;

@@ -2,8 +2,8 @@
 // can count the request against the key or, without a valid key, against the client address; `requireKey`
 // then turns the unauthenticated away, with the same headers as everyone else.
 import type { NextFunction, Request, Response } from 'express';
+import { HttpError } from '../http/http-error.js';
 import type { ApiKey, KeyStore } from '../store/store.js';
-import { HttpError } from './http-error.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {

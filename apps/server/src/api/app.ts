@@ -8,39 +8,39 @@ import { fileURLToPath } from 'node:url';
 import { interfaceVersion, requestBodyLimit } from '@animal-store/spec';
 import type { Express, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { TrustProxy } from './config.js';
+import type { TrustProxy } from '../config.js';
 import {
   basePath,
   integerQueryParameters,
   loadContract,
   type OpenApiDocument,
   responseHeaders,
-} from './contract.js';
-import { canonicalIntegers } from './http/canonical-integers.js';
-import { contractApp } from './http/contract-app.js';
-import { corsFor } from './http/cors.js';
-import { decodablePath } from './http/decodable-path.js';
-import { announceDeprecations, enforceSunsets } from './http/deprecation.js';
-import { storeUnavailable } from './http/errors.js';
-import { unsupportedExpectation, unsupportedExpectationOutside } from './http/expectation.js';
-import { headAsGet } from './http/head-as-get.js';
-import { sendError } from './http/http-error.js';
-import { identify, requireKey } from './http/identify.js';
-import { jsonBody } from './http/json-body.js';
-import { metricsEndpoint } from './http/metrics-endpoint.js';
-import { parseQueryOnce, plainQueryNames } from './http/plain-query-names.js';
-import { rateLimit, type UsageRecorder } from './http/rate-limit.js';
-import { type ContractViolation, contractValidator, schemaChecks } from './http/validation.js';
-import type { RateLimiter } from './limits/policy.js';
-import { createMetrics, type Metrics, operations } from './ops/metrics.js';
-import { StoreHealth } from './ops/store-health.js';
+} from '../contract.js';
+import { canonicalIntegers } from '../http/canonical-integers.js';
+import { contractApp } from '../http/contract-app.js';
+import { decodablePath } from '../http/decodable-path.js';
+import { storeUnavailable } from '../http/errors.js';
+import { unsupportedExpectation, unsupportedExpectationOutside } from '../http/expectation.js';
+import { sendError } from '../http/http-error.js';
+import { jsonBody } from '../http/json-body.js';
+import { parseQueryOnce, plainQueryNames } from '../http/plain-query-names.js';
+import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
+import type { RateLimiter } from '../limits/policy.js';
+import { createMetrics, type Metrics, operations } from '../ops/metrics.js';
+import { StoreHealth } from '../ops/store-health.js';
+import type { Store } from '../store/store.js';
+import { StoreUnavailableError, StoreUnwritableError } from '../store/unavailable.js';
+import { serverSpans } from '../tracing/spans.js';
+import { serverVersion } from '../version.js';
+import { whenDone } from '../when-done.js';
+import { corsFor } from './cors.js';
+import { announceDeprecations, enforceSunsets } from './deprecation.js';
+import { headAsGet } from './head-as-get.js';
+import { identify, requireKey } from './identify.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
 import { createCursors } from './pets/cursor.js';
 import { petRoutes } from './pets/routes.js';
-import type { Store } from './store/store.js';
-import { StoreUnavailableError, StoreUnwritableError } from './store/unavailable.js';
-import { serverSpans } from './tracing/spans.js';
-import { serverVersion } from './version.js';
-import { whenDone } from './when-done.js';
+import { rateLimit, type UsageRecorder } from './rate-limit.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
 const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url)); // from src/ or dist/

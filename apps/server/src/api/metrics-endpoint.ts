@@ -2,8 +2,8 @@
 // `Authorization: Bearer <token>` (compared in constant time), else a 401 in the Error shape.
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { HttpError, sendError } from '../http/http-error.js';
 import type { Metrics } from '../ops/metrics.js';
-import { HttpError, sendError } from './http-error.js';
 
 export function metricsEndpoint(
   metrics: Pick<Metrics, 'registry'>,

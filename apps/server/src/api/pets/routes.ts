@@ -3,9 +3,9 @@
 // leaving it are validated too. No SQL here.
 import { type NewPet, type PetStatus, pageSize } from '@animal-store/spec';
 import { type Request, type Response, Router } from 'express';
-import { HttpError } from '../http/http-error.js';
-import { idempotent, petLocation } from '../http/idempotency.js';
-import type { IdempotencyStore, PetStore } from '../store/store.js';
+import { HttpError } from '../../http/http-error.js';
+import type { IdempotencyStore, PetStore } from '../../store/store.js';
+import { idempotent, petLocation } from '../idempotency.js';
 import type { Cursors } from './cursor.js';
 
 const int64Max = 9_223_372_036_854_775_807n;

@@ -2,14 +2,11 @@
 // rate-limit headers on the response whatever happens next, and answers 429 beyond the limit.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { clientAddress } from '../http/client-address.js';
+import { answers, seconds } from '../http/http-error.js';
 import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
 import { windows } from '../plans.js';
 import { StoreUnavailableError, storeFailure } from '../store/unavailable.js';
-import { clientAddress } from './client-address.js';
-import { HttpError } from './http-error.js';
-
-/** Milliseconds as the whole delta-seconds of Retry-After and `RateLimit`'s `t` (at least 1). */
-export const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 export function headersFor(states: WindowState[], now = Date.now()): Record<string, string> {
   // X-RateLimit-*: the window with the fewest remaining requests; on a tie the first (shorter) one.
@@ -66,18 +63,17 @@ export function rateLimit(
     res.locals.rateLimit = outcome;
     if (key) usage?.record(key.id, outcome);
     if (decision.allowed) return next();
-    const wait = seconds(decision.retryAfterMs);
     if (decision.banStarted && key) {
       counters?.bans.inc({ plan });
       logger.warn(
-        { reqId: req.id, keyId: key.id, plan, banSeconds: wait },
+        { reqId: req.id, keyId: key.id, plan, banSeconds: seconds(decision.retryAfterMs) },
         'key banned for sending while rate limited',
       );
     }
-    const message =
+    next(
       decision.code === 'temporarily_banned'
-        ? `This API key is temporarily banned for sending requests while rate limited; retry in ${wait} seconds.`
-        : `Rate limit exceeded; retry in ${wait} seconds.`;
-    next(new HttpError(429, message, decision.code, { 'Retry-After': String(wait) }));
+        ? answers.temporarilyBanned(decision.retryAfterMs)
+        : answers.rateLimited(decision.retryAfterMs),
+    );
   };
 }

@@ -5,7 +5,7 @@
 // and counted.
 import { deprecatedOperations } from '@animal-store/spec';
 import type { NextFunction, Request, Response } from 'express';
-import { HttpError } from './http-error.js';
+import { HttpError } from '../http/http-error.js';
 
 const operations = deprecatedOperations.map((op) => ({
   method: op.method,
