@@ -1,6 +1,5 @@
 // The HTTP server around the app: the bounds on what a client can hold (timeouts, connections, pipelined
 // requests), and the Error shape for what Node's parser refuses before Express ever sees a request.
-import { randomUUID } from 'node:crypto';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -15,7 +14,9 @@ import type { Logger } from 'pino';
 import proxyaddr from 'proxy-addr';
 import { type ConnectionLimits, loadConfig } from './config.js';
 import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
-import { HttpError } from './http/http-error.js';
+import { answers, type HttpError } from './http/http-error.js';
+import { requestId } from './http/request-log.js';
+import { markShuttingDown } from './http/shutting-down.js';
 import { whenDone } from './when-done.js';
 
 /** The connection limits of an empty environment: config.ts's defaults, stated there only. */
@@ -34,25 +35,24 @@ const statusForParserError: Record<string, number> = {
   HPE_INVALID_METHOD: 501,
 };
 
-const messages: Record<number, string> = {
-  400: 'The request could not be parsed as HTTP/1.1.',
-  408: 'The request did not arrive in time.',
-  431: `The request header section is too large (at most 16 KiB and ${maxHeaderLines} lines).`,
-  501: 'This method is not implemented.',
-  503: 'The service is shutting down; send requests to another instance.',
+/** The answers to what the parser refuses, by status (the catalogue's). */
+const parserAnswers: Record<number, () => HttpError> = {
+  400: answers.unparsable,
+  408: answers.requestTimeout,
+  431: () => answers.headersTooLarge(maxHeaderLines),
+  501: answers.methodNotImplemented,
 };
-
-const errorBody = (status: number) => JSON.stringify(new HttpError(status, messages[status] ?? '').body);
 
 /** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
 function rawError(status: number): string {
-  const body = errorBody(status);
+  const error = (parserAnswers[status] ?? answers.unparsable)();
+  const body = JSON.stringify(error.body);
   return [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
-    `X-Request-Id: ${randomUUID()}`,
+    `X-Request-Id: ${requestId()}`,
     '',
     body,
   ].join('\r\n');
@@ -103,19 +103,11 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     clearTimeout(socket[silence]);
     socket[served] = (socket[served] ?? 0) + 1;
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
-    // While draining, every answer closes its connection after it (see drain), and readiness fails
-    // from the signal on, so that a load balancer stops sending before the listener closes.
+    // While draining, every answer closes its connection after it (see drain), and the request is marked
+    // for readiness to fail (http/shutting-down.ts).
     if (server[draining]) {
       res.setHeader('Connection', 'close');
-      if (req.url === '/readyz' || req.url?.startsWith('/readyz?')) {
-        res.writeHead(503, {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Retry-After': '5',
-          'X-Request-Id': randomUUID(),
-        });
-        res.end(errorBody(503));
-        return;
-      }
+      markShuttingDown(req);
     }
     whenDone(res, () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;

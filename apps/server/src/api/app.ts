@@ -21,9 +21,10 @@ import { contractApp } from '../http/contract-app.js';
 import { decodablePath } from '../http/decodable-path.js';
 import { storeUnavailable } from '../http/errors.js';
 import { unsupportedExpectation, unsupportedExpectationOutside } from '../http/expectation.js';
-import { sendError } from '../http/http-error.js';
+import { answers, sendError } from '../http/http-error.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce, plainQueryNames } from '../http/plain-query-names.js';
+import { shuttingDown } from '../http/shutting-down.js';
 import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { createMetrics, type Metrics, operations } from '../ops/metrics.js';
@@ -143,7 +144,8 @@ export async function createApp(deps: AppDeps): Promise<Express> {
 
 /**
  * GET /readyz: 200 when the store answers (`degraded` with the reason when the service runs degraded), 503
- * when it does not, or when requests found it unable to write and a write of our own still fails.
+ * when it does not, when requests found it unable to write and a write of our own still fails, or from
+ * the shutdown signal on (shutting-down.ts).
  */
 function readiness(
   store: Store,
@@ -151,7 +153,8 @@ function readiness(
   logger: Logger,
   degraded: AppDeps['degraded'],
 ): RequestHandler {
-  return async function readiness(_req, res) {
+  return async function readiness(req, res) {
+    if (shuttingDown(req)) return sendError(res, answers.shuttingDown());
     if (health.unwritable) {
       // Requests found the store unable to write: ready again only when a write of our own succeeds.
       try {

@@ -81,6 +81,20 @@ export const answers = {
       'temporarily_banned',
       { 'Retry-After': String(seconds(waitMs)) },
     ),
+  /** The process is draining (SIGTERM): readiness fails, so that a load balancer stops sending. */
+  shuttingDown: () =>
+    new HttpError(
+      503,
+      'The service is shutting down; send requests to another instance.',
+      'service_unavailable',
+      { 'Retry-After': '5' },
+    ),
+  /** What Node's HTTP parser refuses (answered by server.ts on the socket, before any app sees it). */
+  unparsable: () => new HttpError(400, 'The request could not be parsed as HTTP/1.1.'),
+  requestTimeout: () => new HttpError(408, 'The request did not arrive in time.'),
+  headersTooLarge: (maxLines: number) =>
+    new HttpError(431, `The request header section is too large (at most 16 KiB and ${maxLines} lines).`),
+  methodNotImplemented: () => new HttpError(501, 'This method is not implemented.'),
   /** Anything unexpected: a generic message; the request id finds it in the logs. */
   unexpected: () => new HttpError(500, 'An unexpected error occurred.'),
 };

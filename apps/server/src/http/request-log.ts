@@ -9,6 +9,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { whenDone } from '../when-done.js';
 import { clientAddress } from './client-address.js';
+import { shuttingDown } from './shutting-down.js';
 
 declare module 'node:http' {
   interface IncomingMessage {
@@ -37,6 +38,10 @@ export function redactQuery(url: string, documented: Set<string>): string {
   return `${url.slice(0, start)}?${query.join('&')}`;
 }
 
+/** A request's id: the client's X-Request-Id when it is acceptable, else a new one (also for server.ts). */
+export const requestId = (given?: string | string[]): string =>
+  typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
+
 /**
  * The middleware: sets the request id, then logs one line when the response is done: `request completed`
  * (level info; error for a 5xx, as `request errored`), with the key id (never its secret) and the client's
@@ -46,8 +51,7 @@ export function redactQuery(url: string, documented: Set<string>): string {
 export function requestLog(logger: Logger, documentedQuery: Set<string>) {
   return function requestLog(req: Request, res: Response, next: NextFunction) {
     const started = performance.now();
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
+    const id = requestId(req.headers['x-request-id']);
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const method = req.method; // before headAsGet answers a HEAD as a GET
@@ -61,7 +65,8 @@ export function requestLog(logger: Logger, documentedQuery: Set<string>) {
         client: clientAddress(req),
         ...(!answered && { aborted: true }),
       };
-      if (res.statusCode >= 500) logger.error(line, 'request errored');
+      // A 503 while the server drains is the shutdown working (readiness failing on purpose), not an error.
+      if (res.statusCode >= 500 && !shuttingDown(req)) logger.error(line, 'request errored');
       else logger.info(line, 'request completed');
     });
     next();
