@@ -474,7 +474,7 @@ export interface components {
                 /**
                  * @example {
                  *       "code": "unsupported_media_type",
-                 *       "message": "The request body must be application/json.",
+                 *       "message": "The request body must be application/json in UTF-8.",
                  *       "status": 415
                  *     }
                  */

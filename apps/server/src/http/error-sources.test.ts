@@ -139,13 +139,19 @@ describe('the catalogue: one condition, one answer wherever it is met', () => {
     );
   });
 
-  it("the contracts' examples of the 413 say what the service says", () => {
-    for (const file of [
-      'openapi/components/responses/PayloadTooLarge.yaml',
-      'admin/components/responses/PayloadTooLarge.yaml',
-    ]) {
+  it("a body that is not JSON: body-parser's, the charset check's and the validator's 415 answer alike", () => {
+    const errors = [{ path: '/body', message: 'unsupported media type' }];
+    expect(fromValidator(failure({ status: 415, errors }))).toEqual(answers.notJson());
+    expect(fromBodyParser(failure({ type: 'charset.unsupported' }))).toEqual(answers.notJson());
+  });
+
+  it.each([
+    ['413', 'PayloadTooLarge.yaml', answers.bodyTooLarge()],
+    ['415', 'UnsupportedMediaType.yaml', answers.notJson()],
+  ])("the contracts' examples of the %s say what the service says", (_, name, answer) => {
+    for (const file of [`openapi/components/responses/${name}`, `admin/components/responses/${name}`]) {
       const text = readFileSync(fileURLToPath(new URL(`../../../../spec/${file}`, import.meta.url)), 'utf8');
-      expect(text, file).toContain(answers.bodyTooLarge().body.message);
+      expect(text, file).toContain(answer.body.message);
     }
   });
 });

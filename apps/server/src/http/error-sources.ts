@@ -62,14 +62,14 @@ const describe = (errors: { path: string; message: string }[]) =>
     )
     .join('; ');
 
-/** express-openapi-validator's errors (an `errors` list): 400 with the failing fields, 404, 405 with Allow, 415. */
+/** express-openapi-validator's errors (an `errors` list): 400 with the failing fields, 404, 405 with Allow, 415 (the catalogue's). */
 export function fromValidator(error: Failure): HttpError | undefined {
   if (!Array.isArray(error.errors) || error.status === undefined || error.status >= 500) return undefined;
+  if (error.status === 415) return answers.notJson(); // one text for a body that is not JSON
   const messages: Record<number, string> = {
     400: describe(error.errors),
     404: 'No such route.',
     405: 'This path does not support this method.',
-    415: 'The request body must be application/json.',
   };
   if (!codeForStatus.has(error.status)) return undefined;
   // HEAD is served wherever GET is (see headAsGet), so it is allowed wherever GET is.
