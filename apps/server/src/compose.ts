@@ -61,7 +61,7 @@ export async function composeService(
   const limiter = createRateLimiter(counters, config.limits);
   const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
   const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
-  const metrics = serviceMetrics(contract, backend.name);
+  const metrics = serviceMetrics(backend.name);
   const health = new StoreHealth(logger); // one for both apps: /readyz sees an admin write that failed
   const app = await createApp({
     contract,

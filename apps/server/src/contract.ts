@@ -34,6 +34,43 @@ export function loadAdminContract(): { contract: OpenApiDocument; basePath: stri
   return { contract, basePath: new URL(contract.servers[0]?.url ?? '/', 'http://x').pathname };
 }
 
+/** The operation a request addresses: its operationId (`other` when none) and its path parameters as sent. */
+export type ResolvedOperation = { id: string; params: Record<string, string> };
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The contract's operation this request addresses, resolved once at the head of the chain. */
+      operation?: ResolvedOperation;
+    }
+  }
+}
+
+/**
+ * Matches a request's method and path (`/v1/pets/42`) to the contract's operation, on the paths' text: the
+ * parameters are not decoded, so that resolving never fails a request. HEAD is GET's (see headAsGet).
+ */
+export function operations(contract: OpenApiDocument, basePath: string) {
+  const routes = Object.entries(contract.paths).map(([path, item]) => ({
+    matches: new RegExp(`^${basePath}${path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}/?$`),
+    byMethod: Object.fromEntries(
+      Object.entries(item).flatMap(([method, op]) =>
+        op.operationId ? [[method.toUpperCase(), op.operationId]] : [],
+      ),
+    ),
+  }));
+  return (method: string, path: string): ResolvedOperation => {
+    for (const route of routes) {
+      const match = route.matches.exec(path);
+      if (match) {
+        const id = route.byMethod[method === 'HEAD' ? 'GET' : method];
+        return { id: id ?? 'other', params: id ? { ...match.groups } : {} };
+      }
+    }
+    return { id: 'other', params: {} };
+  };
+}
+
 /** The version segment every server URL of the contract ends in (`/v1`). */
 export const basePath = new URL(servers.production).pathname;
 

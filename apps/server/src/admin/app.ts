@@ -13,8 +13,9 @@ import { contractApp } from '../http/contract-app.js';
 import { decodablePath } from '../http/decodable-path.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce } from '../http/plain-query-names.js';
+import { resolveOperation } from '../http/resolve-operation.js';
 import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
-import { type Metrics, operations } from '../ops/metrics.js';
+import type { Metrics } from '../ops/metrics.js';
 import type { StoreHealth } from '../ops/store-health.js';
 import { serverSpans } from '../tracing/spans.js';
 import { auditLog } from './audit.js';
@@ -57,7 +58,8 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     storeErrors: deps.metrics.storeErrors,
     health: deps.health,
     chain: [
-      ...(deps.tracing ? [serverSpans(operations(contract, basePath))] : []),
+      resolveOperation(contract, basePath),
+      ...(deps.tracing ? [serverSpans] : []),
       parseQueryOnce,
       requireAdminToken(deps.tokens),
       limitAdminToken(deps.perMinute),

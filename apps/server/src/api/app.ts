@@ -24,10 +24,11 @@ import { unsupportedExpectation, unsupportedExpectationOutside } from '../http/e
 import { answers, sendError } from '../http/http-error.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce, plainQueryNames } from '../http/plain-query-names.js';
+import { resolveOperation } from '../http/resolve-operation.js';
 import { shuttingDown } from '../http/shutting-down.js';
 import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
 import type { RateLimiter } from '../limits/policy.js';
-import { createMetrics, type Metrics, operations } from '../ops/metrics.js';
+import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { StoreHealth } from '../ops/store-health.js';
 import type { Store } from '../store/store.js';
 import { StoreUnavailableError, StoreUnwritableError } from '../store/unavailable.js';
@@ -76,12 +77,8 @@ export type AppDeps = {
 };
 
 /** The service's metrics, labelled with what runs. */
-export const serviceMetrics = (contract: OpenApiDocument, backend = 'unknown'): Metrics =>
-  createMetrics({
-    contract,
-    basePath,
-    build: { version: serverVersion, contract: interfaceVersion, backend },
-  });
+export const serviceMetrics = (backend = 'unknown'): Metrics =>
+  createMetrics({ build: { version: serverVersion, contract: interfaceVersion, backend } });
 
 export async function createApp(deps: AppDeps): Promise<Express> {
   const { store, logger } = deps;
@@ -93,7 +90,7 @@ export async function createApp(deps: AppDeps): Promise<Express> {
 
   // Values judged against the contract's schemas before they are committed or sent (validation.ts).
   const checks = schemaChecks(contract, onViolation);
-  const metrics = deps.metrics ?? serviceMetrics(contract, deps.backend);
+  const metrics = deps.metrics ?? serviceMetrics(deps.backend);
 
   const health = deps.health ?? new StoreHealth(logger);
   return contractApp({
@@ -115,7 +112,8 @@ export async function createApp(deps: AppDeps): Promise<Express> {
       app.get('/readyz', readiness(store, health, logger, deps.degraded));
     },
     chain: [
-      ...(deps.tracing ? [serverSpans(operations(contract, basePath))] : []),
+      resolveOperation(contract, basePath),
+      ...(deps.tracing ? [serverSpans] : []),
       parseQueryOnce,
       metrics.observe,
       function noteWrites(req, res, next) {

@@ -4,7 +4,6 @@
 // METRICS_TOKEN when it is set.
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { OpenApiDocument } from '../contract.js';
 import { whenDone } from '../when-done.js';
 import { requestMetrics } from './request-metrics.js';
 
@@ -17,8 +16,6 @@ const requestMetricHelp = {
   duration: 'Time from request to response, by operation and status',
 };
 const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-/** A request the validator matched to an operation of the contract. */
-type OperationRequest = Request & { openapi?: { schema?: { operationId?: string } } };
 
 export type Metrics = {
   registry: Registry;
@@ -31,25 +28,7 @@ export type Metrics = {
   adminChanges: Counter<'operation'>;
 };
 
-/** The operationId a request addresses, matched on the contract's paths (`other` when none). */
-export function operations(contract: OpenApiDocument, basePath: string) {
-  const routes = Object.entries(contract.paths).map(([path, item]) => ({
-    matches: new RegExp(`^${basePath}${path.replace(/\{\w+\}/g, '[^/]+')}/?$`),
-    byMethod: Object.fromEntries(
-      Object.entries(item).flatMap(([method, op]) =>
-        op.operationId ? [[method.toUpperCase(), op.operationId]] : [],
-      ),
-    ),
-  }));
-  return (method: string, path: string) => {
-    const route = routes.find((r) => r.matches.test(path));
-    return route?.byMethod[method === 'HEAD' ? 'GET' : method] ?? 'other';
-  };
-}
-
 export function createMetrics(options: {
-  contract: OpenApiDocument;
-  basePath: string;
   build: { version: string; contract: string; backend: string };
 }): Metrics {
   const registry = new Registry();
@@ -87,16 +66,11 @@ export function createMetrics(options: {
     registers,
   }).set(options.build, 1);
 
-  const operationOf = operations(options.contract, options.basePath);
-  const observe = (req: Request, res: Response, next: NextFunction) => {
+  const observe = (_req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
-    const method = req.method;
-    const path = `${req.baseUrl}${req.path}`;
     whenDone(res, (answered) => {
       if (!answered) return; // the client left (when-done.ts): not a response
-      // The operation the validator matched, or (refused before it) the one the path names.
-      const operation = (req as OperationRequest).openapi?.schema?.operationId ?? operationOf(method, path);
-      tally.record(operation, res.statusCode, (performance.now() - started) / 1000);
+      tally.record(res.locals.operation?.id ?? 'other', res.statusCode, (performance.now() - started) / 1000);
     });
     next();
   };

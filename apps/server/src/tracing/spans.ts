@@ -21,20 +21,14 @@ const tracer = trace.getTracer('animal-store');
 export const tracingOn = (): boolean => Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT);
 
 /**
- * First on a listener's API: when the answer is done, the request's server span (node:http's) takes the
- * contract's operationId as its name (not the raw URL), and gets the key's public id (never its secret),
+ * Second on a listener's API, after the operation is resolved (res.locals.operation): when the answer is
+ * done, the request's server span (node:http's) takes the contract's operationId as its name (not the raw URL), and gets the key's public id (never its secret),
  * the rate limiter's outcome and, on a 4xx or 5xx, the Error body's code; a 5xx marks it failed.
  */
-export function serverSpans(operationOf: (method: string, path: string) => string) {
-  return function serverSpans(req: Request, res: Response, next: NextFunction): void {
-    const span = trace.getActiveSpan();
-    if (span) {
-      const method = req.method;
-      const path = `${req.baseUrl}${req.path}`;
-      res.once('finish', () => describe(span, res, operationOf(method, path)));
-    }
-    next();
-  };
+export function serverSpans(_req: Request, res: Response, next: NextFunction): void {
+  const span = trace.getActiveSpan();
+  if (span) res.once('finish', () => describe(span, res, res.locals.operation?.id ?? 'other'));
+  next();
 }
 
 function describe(span: Span, res: Response, operation: string): void {
