@@ -18,6 +18,7 @@ export const layers: Record<string, number> = {
   bounds: 0,
   'when-done': 0,
   'env-file': 0,
+  stops: 0,
   limits: 1,
   runtime: 1,
   tracing: 1,

@@ -1,7 +1,7 @@
 // The composition root, one for the process entry (main.ts) and the test harness: from the configuration
 // and the opened engines, the limiter, the usage meter, the metrics, the record of whether the store takes
-// writes, the public app and (with ADMIN_PORT) the admin app, all sharing them; and the stop of what it
-// made, in the order each part needs. Listening is the caller's (a port from the environment, or any).
+// writes, the public app and (with ADMIN_PORT) the admin app, all sharing them; each part registers its
+// stop as it is made (stops.ts). Listening is the caller's (a port from the environment, or any).
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.js';
@@ -12,6 +12,7 @@ import type { ContractViolation } from './http/validation.js';
 import { createRateLimiter, type RateLimiter } from './limits/policy.js';
 import type { Metrics } from './ops/metrics.js';
 import { StoreHealth } from './ops/store-health.js';
+import { Stops } from './stops.js';
 import type { Backend } from './store/open.js';
 import { traced, tracingOn } from './tracing/spans.js';
 import { UsageMeter } from './usage/meter.js';
@@ -23,10 +24,7 @@ export type Service = {
   limiter: RateLimiter;
   meter: UsageMeter;
   metrics: Metrics;
-  /**
-   * Stops what was composed, after the listeners have drained: the usage counted since the last write,
-   * then the unused leases back to the shared store, then the engines.
-   */
+  /** Stops what was composed (after the listeners have drained), each part in its registered order. */
   stop(): Promise<void>;
 };
 
@@ -58,8 +56,14 @@ export async function composeService(
   const counters = tracing
     ? traced(backend.counters, 'counters', ['take', 'giveBack', 'read', 'endsAt', 'mark', 'delete', 'sweep'])
     : backend.counters;
+  // Each part's stop registered as it is made, run in the reverse order (stops.ts): the usage counted
+  // since the last write, then the unused leases back to the shared store, then the engines.
+  const stops = new Stops();
+  stops.onStop(() => backend.close());
   const limiter = createRateLimiter(counters, config.limits);
+  stops.onStop(() => limiter.close());
   const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
+  stops.onStop(() => meter.close());
   const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
   const metrics = serviceMetrics(backend.name);
   const health = new StoreHealth(logger); // one for both apps: /readyz sees an admin write that failed
@@ -99,10 +103,6 @@ export async function composeService(
     limiter,
     meter,
     metrics,
-    async stop() {
-      await meter.close();
-      await limiter.close();
-      await backend.close();
-    },
+    stop: () => stops.stop(),
   };
 }

@@ -12,6 +12,7 @@ import { type Config, loadConfig } from './config.js';
 import { listen, StartError, startFailed, stopOnSignals } from './lifecycle.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
 import { createServer, drain } from './server.js';
+import { Stops } from './stops.js';
 import { type Backend, backendName, openBackend } from './store/open.js';
 import { StoreOpenError } from './store/open-error.js';
 import type { Store } from './store/store.js';
@@ -121,7 +122,16 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     if (error instanceof StoreOpenError) throw error;
     throw new StartError('DATABASE_URL', (error as Error).message);
   }
+  // Each part's stop registered where it is made, run last-made first (stops.ts): the listeners drain,
+  // then what was composed stops, then the last spans go.
+  const stops = new Stops();
+  if (tracingOn()) {
+    const { stopTracing } = await import('./tracing/start.js');
+    // The last spans, in what is left of the bound but for a moment to log and exit.
+    stops.onStop((remainingMs) => stopTracing(remainingMs() - 250));
+  }
   const service = await composeService(config, backend, logger);
+  stops.onStop(service.stop);
   const server = createServer(service.app, config.connections, logger);
   const url = await listen(server, config, { port: 'PORT', host: 'HOST' });
   const admin = config.admin;
@@ -136,15 +146,15 @@ async function serve(config: Config, logger: Logger): Promise<void> {
     announce(config, logger, { url, adminUrl, backend: backend.name });
   }
 
-  stopOnSignals(logger, config.shutdownGraceMs + 1_000, async (signal, remainingMs) => {
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    await Promise.all([
+  stops.onStop(() =>
+    Promise.all([
       drain(server, config.shutdownGraceMs),
       adminServer && drain(adminServer, config.shutdownGraceMs),
-    ]);
-    await service.stop(); // the usage counted, the unused leases back, then the engines
-    // The last spans, in what is left of the bound but for a moment to log and exit.
-    if (tracingOn()) await (await import('./tracing/start.js')).stopTracing(remainingMs() - 250);
+    ]),
+  );
+  stopOnSignals(logger, config.shutdownGraceMs + 1_000, async (signal, remainingMs) => {
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    await stops.stop(remainingMs);
   });
 }
 

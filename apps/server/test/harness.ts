@@ -2,6 +2,7 @@
 // as a child process (for clocks, restarts and signals). Nothing of our own is mocked.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,6 +23,7 @@ import type { ContractViolation } from '../src/http/validation.js';
 import type { LimiterOptions } from '../src/limits/policy.js';
 import { type Plan, quotaFor } from '../src/plans.js';
 import { createServer, defaultConnectionLimits } from '../src/server.js';
+import { Stops } from '../src/stops.js';
 import { parseKeyToken } from '../src/store/key-tokens.js';
 import { openBackend } from '../src/store/open.js';
 import { freshStore, rawSql, type TestStore } from './backends.js';
@@ -29,6 +31,13 @@ import { freshStore, rawSql, type TestStore } from './backends.js';
 export { backend, freshStore, type TestStore } from './backends.js';
 
 export type TestServer = Awaited<ReturnType<typeof startServer>>;
+
+/** A test server's listener closed at once, its connections cut (no drain: the test is over). */
+async function closeNow(server: Server): Promise<void> {
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close');
+}
 
 /**
  * The app on an ephemeral loopback port over a store of the project's backend: `store` (from freshStore)
@@ -64,9 +73,12 @@ export async function startServer(
     { level: 'info' },
     new Writable({ write: (chunk, _enc, done) => done(void logs.push(String(chunk))) }),
   );
+  // Each part's stop registered as it is made, run last-made first (src/stops.ts), as run.ts does.
+  const stops = new Stops();
   const backend = await openBackend(config.database, config.redis, logger);
   const { store } = backend;
   const raw = await rawSql(location);
+  stops.onStop(() => raw.close());
   const violations: ContractViolation[] = [];
   const service = await composeService(
     {
@@ -83,14 +95,19 @@ export async function startServer(
       ...(options.contract && { contract: options.contract }),
     },
   );
+  stops.onStop(service.stop);
   const { meter } = service;
   const server = createServer(service.app, { ...defaultConnectionLimits, ...options.connections }, logger);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
+  stops.onStop(() => closeNow(server));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const adminServer = service.adminApp && createServer(service.adminApp, defaultConnectionLimits, logger);
   adminServer?.listen(0, '127.0.0.1');
-  if (adminServer) await once(adminServer, 'listening');
+  if (adminServer) {
+    await once(adminServer, 'listening');
+    stops.onStop(() => closeNow(adminServer));
+  }
   const { keys } = store;
   return {
     url,
@@ -125,16 +142,7 @@ export async function startServer(
     expectNoContractViolations() {
       expect(violations).toEqual([]);
     },
-    async close() {
-      for (const open of [server, adminServer]) {
-        if (!open) continue;
-        open.closeAllConnections();
-        open.close();
-        await once(open, 'close');
-      }
-      await raw.close();
-      await service.stop();
-    },
+    close: () => stops.stop(),
   };
 }
 

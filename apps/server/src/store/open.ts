@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { Database, RedisConfig } from '../config.js';
 import type { CounterStore } from '../limits/counter-store.js';
+import { Stops } from '../stops.js';
 import { withKeyCache } from './key-cache.js';
 import { openSqliteStore, sqliteCounters } from './sqlite/index.js';
 import { idempotencyWindowMs, type Store } from './store.js';
@@ -30,7 +31,10 @@ function hourly(task: () => unknown): () => void {
   return () => clearInterval(timer);
 }
 
-/** Opens the store (throws StoreOpenError with an operator's message) and the counters. */
+/**
+ * Opens the store (throws StoreOpenError with an operator's message) and the counters. Each part registers
+ * its stop as it is made (stops.ts); `close` runs them.
+ */
 export async function openBackend(
   database: Database,
   redis: RedisConfig | undefined,
@@ -39,7 +43,7 @@ export async function openBackend(
   let store: Store;
   let counters: CounterStore;
   let degraded: () => string | undefined = () => undefined;
-  const cleanups: (() => unknown)[] = [];
+  const stops = new Stops();
   if (database.engine === 'sqlite') {
     const opened = openSqliteStore(database.path);
     store = opened.store;
@@ -52,14 +56,13 @@ export async function openBackend(
     counters = postgresCounters(opened.pg);
   }
   store = { ...store, keys: withKeyCache(store.keys) };
+  const opened = store;
+  stops.onStop(() => opened.close());
   // Idempotency keys are forgotten after a day (see api/idempotency.ts), ended windows and bans hourly.
-  cleanups.push(hourly(() => store.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
+  stops.onStop(hourly(() => opened.idempotency.prune(Date.now() - idempotencyWindowMs).catch(() => 0)));
   const databaseCounters = counters;
-  cleanups.push(hourly(() => databaseCounters.sweep().catch(() => 0)));
-  const close = async () => {
-    for (const cleanup of cleanups) await cleanup();
-    await store.close();
-  };
+  stops.onStop(hourly(() => databaseCounters.sweep().catch(() => 0)));
+  const close = () => stops.stop();
   if (redis) {
     const { connectRedis } = await import('./redis/connect.js');
     const { redisCounters } = await import('./redis/counters.js');
@@ -70,14 +73,15 @@ export async function openBackend(
       await close().catch(() => {});
       throw error;
     }
+    stops.onStop(() => client.disconnect());
     const shared = redisCounters(client, redis.keyPrefix, logger);
+    stops.onStop(shared.stop);
     counters = shared.counters;
-    cleanups.push(hourly(() => shared.counters.sweep())); // its per-instance fallback
+    stops.onStop(hourly(() => shared.counters.sweep())); // its per-instance fallback
     degraded = () => {
       const reason = shared.degraded();
       return reason && `Redis unreachable (${reason}): rate limits are per instance`;
     };
-    cleanups.push(shared.stop, () => client.disconnect());
   }
   return { store, counters, name: backendName(database, redis), close, degraded };
 }
