@@ -1,10 +1,13 @@
 // The previous release, 1.1.0, built from its commit for the tests that run it beside this one (a rolling
 // upgrade): the tree at that commit (`git archive`), installed and built with the machine's Node (1.1.0
-// ran on Node 20 and 22; its better-sqlite3 12 is compiled for that Node, never for ours), kept under
-// node_modules/.cache so that a second run takes seconds. Undefined, after one line saying why, when the
+// ran on Node 20 and 22; its better-sqlite3 12 is compiled for that Node, never for ours), kept in the
+// temporary folder (one per checkout; not under node_modules, where TypeScript cannot name the old tree's
+// types) so that a second run takes seconds. Undefined, after one line saying why, when the
 // history or such a Node is missing (a shallow clone, a machine without Node 20 or 22).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onPath } from '@animal-store/test-support';
@@ -12,7 +15,8 @@ import { onPath } from '@animal-store/test-support';
 /** The commit 1.1.0 was released from (its CHANGELOG entry's). */
 export const release11Commit = '5e0c9db7147c2d9510413974807caf754b5f0eae';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const home = join(root, 'node_modules/.cache/animal-store-1.1.0');
+const checkout = createHash('sha256').update(root).digest('hex').slice(0, 12);
+const home = join(tmpdir(), `animal-store-1.1.0-${checkout}`);
 
 export type OldRelease = { node: string; serverDist: string };
 
@@ -41,7 +45,8 @@ export function release11(): OldRelease | undefined {
   const node = oldNode();
   if (!node) return skip('no Node.js 20 or 22 on this machine');
   const serverDist = join(home, 'apps/server/dist');
-  if (existsSync(join(serverDist, 'main.js'))) return { node, serverDist };
+  const built = join(home, 'built'); // written once the build succeeded
+  if (existsSync(built)) return { node, serverDist };
   try {
     execFileSync('git', ['cat-file', '-e', `${release11Commit}^{commit}`], { cwd: root, stdio: 'ignore' });
   } catch {
@@ -52,11 +57,24 @@ export function release11(): OldRelease | undefined {
   rmSync(home, { recursive: true, force: true });
   mkdirSync(home, { recursive: true });
   execFileSync('sh', ['-c', `git archive ${release11Commit} | tar -x -C "${home}"`], { cwd: root });
-  // pnpm itself and every install script on the old Node: the PATH finds it first.
-  const env = { ...process.env, PATH: `${join(node, '..')}:${process.env.PATH ?? ''}`, CI: 'true' };
-  const run = (...args: string[]) =>
-    execFileSync(node, [realpathSync(pnpm), ...args], { cwd: home, env, stdio: 'ignore' });
+  // pnpm itself and every install script on the old Node: the PATH finds it first. Nothing of the run
+  // that started these tests (turbo's TURBO_*, pnpm's npm_*) reaches the old tree's own turbo and pnpm.
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(TURBO_|npm_|PNPM_)/i.test(name)),
+  );
+  Object.assign(env, { PATH: `${join(node, '..')}:${process.env.PATH ?? ''}`, CI: 'true' });
+  const run = (...args: string[]) => {
+    try {
+      execFileSync(node, [realpathSync(pnpm), ...args], { cwd: home, env, encoding: 'utf8', stdio: 'pipe' });
+    } catch (error) {
+      const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+      throw new Error(
+        `building 1.1.0: pnpm ${args.join(' ')} failed:\n${`${stdout}${stderr}`.slice(-3_000)}`,
+      );
+    }
+  };
   run('install', '--frozen-lockfile');
-  run('build');
+  run('--filter', '@animal-store/server...', 'run', 'build'); // the server and what it is built from
+  writeFileSync(built, `${release11Commit}\n`);
   return { node, serverDist };
 }
