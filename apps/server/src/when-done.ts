@@ -1,7 +1,8 @@
 // One 'close' listener per response for everything that waits for its end (the in-flight count of its
 // connection, the request log, the metrics, the store's health), instead of one listener each: the
 // callbacks run in the order they were given, when the response is done or its connection is gone, and
-// are told which, one judgement for all of them (`answered`).
+// are told which, one judgement for all of them (`answered`). The one response listener outside it is the
+// server span's (tracing/spans.ts), which must be named at 'finish', before the instrumentation ends it.
 import type { ServerResponse } from 'node:http';
 
 /**
