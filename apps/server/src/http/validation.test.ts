@@ -1,9 +1,6 @@
-// Pins what patches/express-openapi-validator@5.6.2.patch and the validator's options fix: the route
-// matchers compiled once, no promise hop per middleware once the contract is loaded, only the layers this
-// service uses (no multipart, no security layer), no url.parse, parameters normalized once, the route
-// lookup's fixed parts taken once, a response's content type chosen once per pair of types, and one
-// parameter mutator per route. Driven
-// over real HTTP on the bundled contract.
+// Pins each item of patches/express-openapi-validator@5.6.2.patch (what and why:
+// docs/decisions.md#validator-patch) and the validator's options fix, by counting calls to what each item
+// spares, over real HTTP on the bundled contract.
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
