@@ -53,9 +53,7 @@ export async function composeService(
           usage: traced(backend.store.usage, 'sqlite.usage'),
         }
       : backend.store;
-  const counters = tracing
-    ? traced(backend.counters, 'counters', ['take', 'giveBack', 'read', 'endsAt', 'mark', 'delete', 'sweep'])
-    : backend.counters;
+  const counters = tracing ? traced(backend.counters, 'counters') : backend.counters;
   // Each part's stop registered as it is made, run in the reverse order (stops.ts): the usage counted
   // since the last write, then the unused leases back to the shared store, then the engines.
   const stops = new Stops();

@@ -44,5 +44,5 @@ export interface CounterStore {
    * shared store answers again, and what they admitted is added to it then (leases.ts). Absent: always
    * the same store.
    */
-  epoch?(): number;
+  readonly epoch?: number;
 }

@@ -172,7 +172,9 @@ function standingIn() {
     mark: (key, ms) => answering().mark(key, ms),
     delete: (key) => answering().delete(key),
     sweep: () => answering().sweep(),
-    epoch: () => (out ? fallbackEpoch : epoch),
+    get epoch() {
+      return out ? fallbackEpoch : epoch;
+    },
   };
   return {
     store,

@@ -157,7 +157,7 @@ export class Leases {
   ): Promise<void> {
     const untilEnd = lease.resetAt - this.now();
     const points = lease[which];
-    if (points <= 0 || untilEnd <= 0 || this.store.epoch?.() === fallbackEpoch) return;
+    if (points <= 0 || untilEnd <= 0 || this.store.epoch === fallbackEpoch) return;
     lease[which] = 0;
     const windowEnds = lease.resetAt;
     const added = await this.store
@@ -210,7 +210,7 @@ export class Leases {
   #current(key: string, limit: number): Lease | undefined {
     const lease = this.#leases.get(key);
     if (!lease || lease.refill) return lease;
-    const epoch = this.store.epoch?.() ?? 0;
+    const epoch = this.store.epoch ?? 0;
     if (lease.epoch !== epoch && lease.epoch !== fallbackEpoch && epoch !== fallbackEpoch) {
       // The shared store came back without its data: its points, and what they admitted, are gone.
       this.#leases.delete(key);

@@ -44,16 +44,16 @@ function describe(span: Span, res: Response, operation: string): void {
 }
 
 /**
- * `target` with each of its async methods (or those in `only`) in a child span named `<kind>.<method>`
- * (e.g. `sqlite.pets.list`, `counters.take`: a lease refill), a failure recorded on it: for what no
- * maintained instrumentation covers (better-sqlite3, the limiter's counters over any engine).
+ * `target` with each of its methods in a child span named `<kind>.<method>` (e.g. `sqlite.pets.list`,
+ * `counters.take`: a lease refill), a failure recorded on it: for what no maintained instrumentation
+ * covers (better-sqlite3, the limiter's counters over any engine). Every method, so that one added to the
+ * store is traced without a list to extend; what is not an operation is a property (CounterStore.epoch).
  */
-export function traced<T extends object>(target: T, kind: string, only?: readonly (keyof T & string)[]): T {
+export function traced<T extends object>(target: T, kind: string): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
-      if (only && !only.includes(property as keyof T & string)) return value;
       return (...args: unknown[]) =>
         tracer.startActiveSpan(`${kind}.${property}`, async (span) => {
           try {

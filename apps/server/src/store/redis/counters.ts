@@ -183,7 +183,9 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
         () => memory.delete(key),
       ),
     sweep: () => memory.sweep(), // Redis expires its own keys
-    epoch: () => (down ? fallbackEpoch : epoch),
+    get epoch() {
+      return down ? fallbackEpoch : epoch;
+    },
   };
   const stop = async () => {
     stopped = true;
