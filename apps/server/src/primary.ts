@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { stopOnSignals } from './lifecycle.js';
+import { answerClusterScrapes } from './ops/cluster-metrics.js';
 
 export type WorkerMessage = { listening: string; adminUrl?: string | undefined };
 
@@ -15,6 +16,7 @@ export async function runPrimary(
   logger: Logger,
   ready: (url: string, adminUrl?: string) => Promise<void>,
 ): Promise<void> {
+  answerClusterScrapes(); // a worker's /metrics asks for every worker's
   const listening = new Set<number>();
   let everReady = false;
   let stopping = false;

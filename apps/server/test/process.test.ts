@@ -489,6 +489,31 @@ describe('WORKERS', () => {
     );
     expect(statuses.filter((s) => s === 200)).toHaveLength(20);
     expect(statuses.filter((s) => s === 429)).toHaveLength(180);
+    // /metrics answers for both workers, whichever takes the scrape: the counts add up to what was sent,
+    // the same at every scrape (one worker's alone went 459, 541, 459, ... and broke rate()), and grow.
+    const sampled = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const count = (status: string) =>
+        Number(
+          text
+            .split('\n')
+            .find((l) =>
+              l.startsWith(`animal_store_http_requests_total{operation="listPets",status="${status}"}`),
+            )
+            ?.split(' ')
+            .at(-1) ?? 0,
+        );
+      return {
+        ok: count('200'),
+        limited: count('429'),
+        builds: text.match(/^animal_store_build_info\{/gm)?.length,
+      };
+    };
+    const scrapes = [];
+    for (let i = 0; i < 10; i++) scrapes.push(await sampled());
+    expect(scrapes).toEqual(Array(10).fill({ ok: 20, limited: 180, builds: 1 }));
+    await call(`${server.url}/v1/pets`, key);
+    expect((await sampled()).limited).toBe(181);
 
     const pids = [...server.output().matchAll(/"workerPid":(\d+),"msg":"worker started"/g)].map((m) =>
       Number(m[1]),

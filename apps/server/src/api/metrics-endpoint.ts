@@ -1,4 +1,5 @@
-// GET /metrics: the registry of ops/metrics.ts in Prometheus's text format; with METRICS_TOKEN, only for
+// GET /metrics: the registry of ops/metrics.ts in Prometheus's text format (with WORKERS > 1, the whole
+// cluster's: ops/cluster-metrics.ts); with METRICS_TOKEN, only for
 // `Authorization: Bearer <token>` (compared in constant time), else a 401 in the Error shape.
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
@@ -6,7 +7,7 @@ import { HttpError, sendError } from '../http/http-error.js';
 import type { Metrics } from '../ops/metrics.js';
 
 export function metricsEndpoint(
-  metrics: Pick<Metrics, 'registry'>,
+  metrics: Pick<Metrics, 'registry' | 'scrape'>,
   token: string | undefined,
 ): RequestHandler {
   const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
@@ -23,6 +24,23 @@ export function metricsEndpoint(
         return;
       }
     }
-    res.set('Content-Type', metrics.registry.contentType).send(await metrics.registry.metrics());
+    let text: string;
+    try {
+      text = await metrics.scrape();
+    } catch {
+      // WORKERS > 1 and the primary could not gather every worker's metrics in time: scrape again.
+      return sendError(
+        res,
+        new HttpError(
+          503,
+          'The metrics of every worker could not be gathered; retry.',
+          'service_unavailable',
+          {
+            'Retry-After': '5',
+          },
+        ),
+      );
+    }
+    res.set('Content-Type', metrics.registry.contentType).send(text);
   };
 }

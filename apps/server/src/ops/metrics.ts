@@ -5,6 +5,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { whenDone } from '../when-done.js';
+import { clusterScrape } from './cluster-metrics.js';
 import { requestMetrics } from './request-metrics.js';
 
 const requestMetricNames = {
@@ -19,6 +20,8 @@ const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 export type Metrics = {
   registry: Registry;
+  /** The metrics in Prometheus's text format: this process's, or with WORKERS > 1 the cluster's. */
+  scrape: () => Promise<string>;
   /** Times every request under the base path (mounted there, before everything else). */
   observe: (req: Request, res: Response, next: NextFunction) => void;
   decisions: Counter<'plan' | 'decision'>;
@@ -64,6 +67,7 @@ export function createMetrics(options: {
     help: 'The running service: its version, the contract version it serves, and its backend',
     labelNames: ['version', 'contract', 'backend'],
     registers,
+    aggregator: 'first', // every worker runs the same build: one sample, not one per worker
   }).set(options.build, 1);
 
   const observe = (_req: Request, res: Response, next: NextFunction) => {
@@ -74,5 +78,5 @@ export function createMetrics(options: {
     });
     next();
   };
-  return { registry, observe, decisions, bans, storeErrors, adminChanges };
+  return { registry, scrape: clusterScrape(registry), observe, decisions, bans, storeErrors, adminChanges };
 }
