@@ -1,0 +1,163 @@
+// A shared counter store insured by this process's memory (as rate-limiter-flexible's insurance store): while
+// the shared store is unreachable or stalled, the windows fall back to memory (memory-counters.ts), so the
+// service stays up and every key is still limited, but per instance: N instances admit up to N times a
+// quota until it returns. Marks (bans) have no such fallback: they fail, and the limiter honours the bans
+// it has seen (ban-cache.ts).
+//
+// The first call that fails (or stays unanswered past the store's own deadline) switches every call to
+// memory at once (a circuit breaker), and a probe every 500 ms notices a stall between requests. The
+// store is shared again only once it says whether it kept its data: if it did, points leased before the
+// outage stay good (the epoch holds); if not, a new epoch drops them (leases.ts). Any CounterStore can be
+// insured; what is particular to an engine (its connection's events, its ping, its marker) comes in
+// through a SharedStoreWatch (store/redis/counters.ts for Redis). Written by hand:
+// docs/decisions.md#redis-breaker.
+import type { Logger } from 'pino';
+import { type CounterStore, fallbackEpoch } from './counter-store.js';
+import { memoryCounters } from './memory-counters.js';
+
+/** What the insurance needs to know of the shared store beyond its operations. */
+export type SharedStoreWatch = {
+  /** The store's name in the log lines (`Redis`). */
+  name: string;
+  /** Calls `listener` with a reason when the store's connection fails or closes. */
+  onLost(listener: (reason: string) => void): void;
+  /** Calls `listener` when the store's connection is (re)established. */
+  onReady(listener: () => void): void;
+  /** Whether the connection is up, so worth a probe (when not, onReady will say when it is back). */
+  connected(): boolean;
+  ping(): Promise<unknown>;
+  /** Whether the store still holds what this process left in it (its marker): false when it lost its data. */
+  kept(): Promise<boolean>;
+  /** Leaves this process's marker in the store (again). */
+  remember(): Promise<unknown>;
+  /** Takes the marker away (a graceful stop). */
+  forget(): Promise<unknown>;
+};
+
+/** The insured counters, why they run on memory now (undefined when shared), and the stop of the probe. */
+export function insured(
+  shared: CounterStore,
+  watch: SharedStoreWatch,
+  logger: Logger,
+  now = () => Date.now(),
+): { counters: CounterStore; degraded(): string | undefined; stop(): Promise<void> } {
+  /** Why memory answers now; undefined while the shared store does. */
+  let down: string | undefined;
+  /** The shared store's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
+  let epoch = 0;
+  /** Set by stop: the connection's close from here on is the service's own doing, not an outage. */
+  let stopped = false;
+  const lost = (reason: string) => {
+    if (down || stopped) return;
+    down = reason;
+    logger.error(
+      { reason },
+      `${watch.name} unreachable: rate limits fall back to per-instance memory until it returns`,
+    );
+  };
+  let returning: Promise<void> | undefined;
+  /** The store answers again: shared once its marker says which epoch it is in. */
+  const back = () => {
+    if (!down || returning) return;
+    returning = watch
+      .kept()
+      .then(
+        async (kept) => {
+          if (!kept) {
+            epoch++;
+            await watch.remember().catch(() => {});
+            logger.warn(
+              `${watch.name} came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over`,
+            );
+          }
+          down = undefined;
+          logger.warn(`${watch.name} reachable again: rate limits are shared across instances again`);
+        },
+        () => {}, // not yet: the probe asks again
+      )
+      .finally(() => {
+        returning = undefined;
+      });
+  };
+  void watch.remember().catch(() => {});
+  watch.onLost(lost);
+  watch.onReady(back);
+  let probing = false;
+  const probe = setInterval(() => {
+    if (!watch.connected() || probing) return;
+    probing = true;
+    watch
+      .ping()
+      .then(back, (error: Error) => lost(error.message))
+      .finally(() => {
+        probing = false;
+      });
+  }, 500);
+  probe.unref();
+
+  const memory = memoryCounters(now);
+  /**
+   * A window operation on the shared store, or on memory while it is out. A call that fails switches every
+   * call to memory at once (no other request waits out the same silence); the probe switches back.
+   */
+  const sharedOrMemory = async <T>(call: () => Promise<T>, fallback: () => Promise<T>): Promise<T> => {
+    if (down) return fallback();
+    try {
+      return await call();
+    } catch (error) {
+      lost((error as Error).message);
+      return fallback();
+    }
+  };
+  /** A mark operation: no fallback (a ban must not read as absent from an empty memory). */
+  const sharedOnly = async <T>(call: () => Promise<T>): Promise<T> => {
+    if (down) throw new Error(`${watch.name} unreachable: ${down}`);
+    try {
+      return await call();
+    } catch (error) {
+      lost((error as Error).message);
+      throw error;
+    }
+  };
+
+  const counters: CounterStore = {
+    take: (key, want, limit, windowMs) =>
+      sharedOrMemory(
+        async () => {
+          const at = epoch; // the epoch the points come from, even if the store comes back empty meanwhile
+          return { ...(await shared.take(key, want, limit, windowMs)), epoch: at };
+        },
+        async () => ({ ...(await memory.take(key, want, limit, windowMs)), epoch: fallbackEpoch }),
+      ),
+    giveBack: (key, points, resetAt) =>
+      sharedOrMemory(
+        () => shared.giveBack(key, points, resetAt),
+        () => memory.giveBack(key, points, resetAt),
+      ),
+    read: (key) =>
+      sharedOrMemory(
+        () => shared.read(key),
+        () => memory.read(key),
+      ),
+    endsAt: (key) => sharedOnly(() => shared.endsAt(key)),
+    mark: (key, ms) => sharedOnly(() => shared.mark(key, ms)),
+    delete: (key) =>
+      sharedOrMemory(
+        async () => {
+          await Promise.all([shared.delete(key), memory.delete(key)]);
+        },
+        () => memory.delete(key),
+      ),
+    // The fallback's ended windows, and the shared store's where it does not expire them itself.
+    sweep: async () => (await memory.sweep()) + (down ? 0 : await shared.sweep().catch(() => 0)),
+    get epoch() {
+      return down ? fallbackEpoch : epoch;
+    },
+  };
+  const stop = async () => {
+    stopped = true;
+    clearInterval(probe);
+    if (!down) await watch.forget().catch(() => {});
+  };
+  return { counters, degraded: () => down, stop };
+}
