@@ -13,8 +13,8 @@ export const planQuotas: Record<Exclude<Plan, 'enterprise'>, Quota> = {
   business: { perMinute: 1_000, perDay: 100_000 },
 };
 
-export const windows = { minute: 60, day: 86_400 } as const;
-export type WindowName = keyof typeof windows;
+export const windowSeconds = { minute: 60, day: 86_400 } as const;
+export type WindowName = keyof typeof windowSeconds;
 
 export class QuotaError extends Error {
   override name = 'QuotaError';

@@ -8,9 +8,14 @@ import { memoryCounters } from '../limits/memory-counters.js';
 const minuteMs = 60_000;
 
 export function limitAdminToken(perMinute: number, now = () => Date.now()): RequestHandler {
-  const windows = memoryCounters(now);
+  const counters = memoryCounters(now);
   return async function limitAdminToken(_req, res, next) {
-    const { granted, resetAt } = await windows.take(`admin:${res.locals.adminToken}`, 1, perMinute, minuteMs);
+    const { granted, resetAt } = await counters.take(
+      `admin:${res.locals.adminToken}`,
+      1,
+      perMinute,
+      minuteMs,
+    );
     if (granted > 0) return next();
     next(answers.rateLimited(resetAt - now(), 'Admin rate limit'));
   };

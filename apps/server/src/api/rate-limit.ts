@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { clientAddress } from '../http/client-address.js';
 import { answers, seconds } from '../http/http-error.js';
 import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
-import { windows } from '../plans.js';
+import { windowSeconds } from '../plans.js';
 import { StoreUnavailableError, storeFailure } from '../store/unavailable.js';
 
 export function headersFor(states: WindowState[], now = Date.now()): Record<string, string> {
@@ -16,7 +16,7 @@ export function headersFor(states: WindowState[], now = Date.now()): Record<stri
     'X-RateLimit-Remaining': String(tightest.remaining),
     'X-RateLimit-Reset': String(Math.ceil(tightest.resetAt / 1000)),
     // draft-ietf-httpapi-ratelimit-headers-11: every window; t is delta-seconds.
-    'RateLimit-Policy': states.map((s) => `"${s.name}";q=${s.limit};w=${windows[s.name]}`).join(', '),
+    'RateLimit-Policy': states.map((s) => `"${s.name}";q=${s.limit};w=${windowSeconds[s.name]}`).join(', '),
     RateLimit: states.map((s) => `"${s.name}";r=${s.remaining};t=${seconds(s.resetAt - now)}`).join(', '),
   };
 }

@@ -78,7 +78,7 @@ const openStore = async (mustExist = true) => {
     },
   };
 };
-const describe = (k: ApiKey) => ({
+const keyRecord = (k: ApiKey) => ({
   id: k.id,
   plan: k.plan,
   perMinute: k.quota.perMinute,
@@ -123,7 +123,7 @@ program
         customerId: options.customer ?? null,
       });
       await store.close();
-      if (options.json) return out(JSON.stringify({ ...describe(created), key: created.key }));
+      if (options.json) return out(JSON.stringify({ ...keyRecord(created), key: created.key }));
       out(
         `Created key ${created.id} (${created.plan}: ${created.quota.perMinute}/min, ${created.quota.perDay}/day).`,
       );
@@ -140,7 +140,10 @@ program
     const keys = await Promise.all(
       (await store.keys.list()).map(async (k) => {
         const banMs = k.revokedAt ? 0 : await store.limiter.banRemaining(k.id);
-        return { ...describe(k), bannedUntil: banMs > 0 ? new Date(Date.now() + banMs).toISOString() : null };
+        return {
+          ...keyRecord(k),
+          bannedUntil: banMs > 0 ? new Date(Date.now() + banMs).toISOString() : null,
+        };
       }),
     );
     await store.close();
@@ -200,7 +203,7 @@ program
         );
         if (!updated) return program.error(`error: no active key with id ${id}`);
         if (termsDiffer(current, updated)) await store.limiter.termsChanged(id);
-        if (options.json) return out(JSON.stringify(describe(updated)));
+        if (options.json) return out(JSON.stringify(keyRecord(updated)));
         out(
           `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within ${propagationText}.`,
         );

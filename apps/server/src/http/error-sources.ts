@@ -51,7 +51,7 @@ const rephrased = (message: string) =>
     n === '1' ? 'must name at least one field' : `must name at least ${n} fields`,
   );
 
-const describe = (errors: { path: string; message: string }[]) =>
+const fieldMessages = (errors: { path: string; message: string }[]) =>
   errors
     .map(
       (e) =>
@@ -67,7 +67,7 @@ export function fromValidator(error: Failure): HttpError | undefined {
   if (!Array.isArray(error.errors) || error.status === undefined || error.status >= 500) return undefined;
   if (error.status === 415) return answers.notJson(); // one text for a body that is not JSON
   const messages: Record<number, string> = {
-    400: describe(error.errors),
+    400: fieldMessages(error.errors),
     404: 'No such route.',
     405: 'This path does not support this method.',
   };

@@ -1,13 +1,13 @@
 // Counters in this process's memory: exact for one process, per process for several. They stand in for
-// Redis while it is unreachable (store/redis/counters.ts) and serve the limiter's own tests. Written by
+// Redis while it is unreachable (insured.ts) and serve the limiter's own tests. Written by
 // hand: docs/decisions.md#memory-counters.
 import type { CounterStore } from './counter-store.js';
 
 export function memoryCounters(now = () => Date.now()): CounterStore {
-  const windows = new Map<string, { points: number; resetAt: number }>();
+  const counted = new Map<string, { points: number; resetAt: number }>();
   const live = (key: string) => {
-    const window = windows.get(key);
-    if (window && window.resetAt <= now()) windows.delete(key);
+    const window = counted.get(key);
+    if (window && window.resetAt <= now()) counted.delete(key);
     else return window;
   };
   return {
@@ -15,7 +15,7 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
       let window = live(key);
       if (!window) {
         window = { points: 0, resetAt: now() + windowMs };
-        windows.set(key, window);
+        counted.set(key, window);
       }
       const granted = Math.max(0, Math.min(want, limit - window.points));
       window.points += granted;
@@ -33,15 +33,15 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
       return live(key)?.resetAt ?? 0;
     },
     async mark(key, ms) {
-      windows.set(key, { points: 1, resetAt: now() + ms });
+      counted.set(key, { points: 1, resetAt: now() + ms });
     },
     async delete(key) {
-      windows.delete(key);
+      counted.delete(key);
     },
     async sweep() {
-      const before = windows.size;
-      for (const key of windows.keys()) live(key);
-      return before - windows.size;
+      const before = counted.size;
+      for (const key of counted.keys()) live(key);
+      return before - counted.size;
     },
   };
 }

@@ -5,7 +5,7 @@
 // Written by hand: docs/decisions.md#leases. Each engine implements the counter store's operations.
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
-import { type WindowName, windows } from '../plans.js';
+import { type WindowName, windowSeconds } from '../plans.js';
 import { BanCache } from './ban-cache.js';
 import type { CounterStore } from './counter-store.js';
 import { admittedCount, Leases, leasedCount, type WindowView } from './leases.js';
@@ -50,7 +50,7 @@ export type WindowUsage = {
 export interface RateLimiter {
   consume(subject: Subject): Promise<Decision>;
   /** The key's running windows under `quota`, read from the store without counting anything. */
-  windows(id: string, quota: { perMinute: number; perDay: number }): Promise<WindowUsage[]>;
+  windowUsage(id: string, quota: { perMinute: number; perDay: number }): Promise<WindowUsage[]>;
   /** Milliseconds left in the key's ban of record, 0 when it is not banned. */
   banRemaining(id: string): Promise<number>;
   /** Ends the key's ban and clears its record of violations. */
@@ -106,7 +106,7 @@ function refused(
 /** The shortest wait an answer asks (Retry-After is in whole seconds, at least 1). */
 const shortestWaitMs = 1_000;
 
-const ms = (name: WindowName) => windows[name] * 1000;
+const ms = (name: WindowName) => windowSeconds[name] * 1000;
 const state = (name: WindowName, view: WindowView): WindowState => ({ name, ...view });
 
 export function createRateLimiter(
@@ -226,7 +226,7 @@ export function createRateLimiter(
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: confirmBan,
-    async windows(id, quota) {
+    async windowUsage(id, quota) {
       const key = names(id);
       const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
         const [taken, reported, leased] = await Promise.all([

@@ -29,11 +29,11 @@ export function serverSpans(_req: Request, res: Response, next: NextFunction): v
   const span = trace.getActiveSpan();
   // At 'finish', not through whenDone ('close'): the HTTP instrumentation ends the span when the response
   // finishes, and an ended span takes no name (tracing.test.ts fails with whenDone here).
-  if (span) res.once('finish', () => describe(span, res, res.locals.operation?.id ?? 'other'));
+  if (span) res.once('finish', () => nameSpan(span, res, res.locals.operation?.id ?? 'other'));
   next();
 }
 
-function describe(span: Span, res: Response, operation: string): void {
+function nameSpan(span: Span, res: Response, operation: string): void {
   span.updateName(operation);
   span.setAttribute('animal_store.operation', operation);
   const { apiKey, rateLimit, errorCode } = res.locals;

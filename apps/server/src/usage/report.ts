@@ -30,7 +30,7 @@ export async function keyUsage(
 ): Promise<KeyUsage> {
   const [stored, windows, banMs] = await Promise.all([
     sources.usage.days(key.id, range.from, range.to),
-    sources.limiter.windows(key.id, key.quota),
+    sources.limiter.windowUsage(key.id, key.quota),
     sources.limiter.banRemaining(key.id),
   ]);
   return {
