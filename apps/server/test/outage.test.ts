@@ -6,7 +6,12 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { freePort, toolFor } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { fallbackEpoch } from '../src/limits/counter-store.js';
+import { Leases } from '../src/limits/leases.js';
+import { openBackend } from '../src/store/open.js';
 import { backend, postgresUrl } from './backends.js';
 import {
   call,
@@ -226,6 +231,27 @@ async function privateRedis() {
 }
 
 describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
+  it('a request still in flight after the stop (its connection to Redis closed) is counted in memory, and never spins', async () => {
+    const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+    const opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+    const leases = new Leases(opened.counters, () => Date.now());
+    expect((await leases.take('minute:before-the-stop', 100, 60_000)).admitted).toBe(true);
+    await opened.close(); // the stop: the insurance stops, the connection to Redis is closed
+    // The event loop keeps turning meanwhile (a take that fell back while the store still said "shared"
+    // once went round and round in microtasks, starving it: a whole test worker hung).
+    let ticks = 0;
+    const beat = setInterval(() => ticks++, 5);
+    try {
+      const taken = await leases.take('minute:after-the-stop', 100, 60_000);
+      expect(taken.admitted).toBe(true);
+      expect(opened.counters.epoch).toBe(fallbackEpoch); // memory answers, and says so
+      await sleep(30);
+      expect(ticks).toBeGreaterThan(0);
+    } finally {
+      clearInterval(beat);
+    }
+  });
+
   it('keeps serving on per-instance limits, says so in the log, and shares limits again when Redis returns', async () => {
     const redis = await privateRedis();
     const store = { ...(await freshStore()), REDIS_URL: redis.url };

@@ -45,11 +45,15 @@ export function insured(
   let down: string | undefined;
   /** The shared store's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
   let epoch = 0;
-  /** Set by stop: the connection's close from here on is the service's own doing, not an outage. */
+  /** Set by stop: the connection's close from here on is the service's own doing, not an outage to log. */
   let stopped = false;
   const lost = (reason: string) => {
-    if (down || stopped) return;
+    if (down) return;
+    // Down even after the stop (nothing is logged then: closing the connection is not an outage), so that
+    // every call answers from memory alike; a call that fell back while the epoch still said "shared"
+    // would have its points dropped at once, and the lease loop would ask again and again (leases.ts).
     down = reason;
+    if (stopped) return;
     logger.error(
       { reason },
       `${watch.name} unreachable: rate limits fall back to per-instance memory until it returns`,

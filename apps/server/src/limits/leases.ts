@@ -24,6 +24,8 @@ import { type CounterStore, fallbackEpoch } from './counter-store.js';
 
 /** The most points one lease holds: a crash under-admits by at most this many per key and window. */
 export const maxLease = 100;
+/** How many times one take may go round (see take) before its request fails. */
+const maxRounds = 10_000;
 /** An exhausted window is asked again at most this often (points given back by a stopping process). */
 export const recheckMs = 1_000;
 
@@ -78,7 +80,13 @@ export class Leases {
 
   /** Takes one point of the window `key` for a request: from this process's lease, else from a new one. */
   async take(key: string, limit: number, windowMs: number): Promise<Taken> {
-    for (;;) {
+    // A take goes round while it waits for refills others started (near a limit, leases are single points
+    // and many requests share each), or when a store coming back dropped its points. Past a few rounds each
+    // yields to the event loop, so that nothing can spin it; past many, the store is at fault (it keeps
+    // granting points it then disowns) and the request fails rather than waiting for ever.
+    for (let round = 0; ; round++) {
+      if (round >= 16) await new Promise((resolve) => setImmediate(resolve));
+      if (round === maxRounds) throw new Error(`the counter store kept granting unusable points (${key})`);
       const lease = this.#current(key, limit);
       if (lease?.refill) {
         await lease.refill;
