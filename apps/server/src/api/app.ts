@@ -45,7 +45,7 @@ import { petRoutes } from './pets/routes.js';
 import { rateLimit, type UsageRecorder } from './rate-limit.js';
 
 /** The API reference, rendered from the contract by `redocly build-docs` at build time (see package.json). */
-const docsPath = fileURLToPath(new URL('../dist/docs.html', import.meta.url)); // from src/ or dist/
+const docsPath = fileURLToPath(new URL('../../dist/docs.html', import.meta.url)); // from src/api/ or dist/api/
 
 export type AppDeps = {
   store: Store;
