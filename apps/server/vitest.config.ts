@@ -1,7 +1,10 @@
-// The server's tests, as three projects: everything on SQLite, and the HTTP suites again on PostgreSQL and
-// on PostgreSQL + Redis (TEST_BACKEND, read by test/backends.ts). An engine that cannot be reached skips
-// its project with one line saying how to enable it; under CI it is a failure instead.
-import { createConnection } from 'node:net';
+// The server's tests, as four projects: everything on SQLite, the HTTP suites again on PostgreSQL and on
+// PostgreSQL + Redis (TEST_BACKEND, read by test/backends.ts), and most of them through PgBouncer in
+// transaction mode. An engine or a program that cannot be reached skips its project with one line saying
+// how to enable it; under CI it is a failure instead.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
 import { defineConfig } from 'vitest/config';
 
 const postgresUrl = new URL(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
@@ -44,6 +47,40 @@ const httpSuites = [
   'test/reverse-proxy.test.ts',
 ];
 
+/**
+ * The HTTP suites that run through PgBouncer too. Not these, which drive PostgreSQL itself or time its
+ * statements (docs/scaling-out.md says why): postgres-faults (terminates backends, restarts the server: a
+ * pooler in between changes what it observes), partitions (a private cluster), outage (locks held past a
+ * statement timeout of its own choosing; through PgBouncer the timeout is the pooler's connect_query),
+ * tracing (counts the pg spans of one connection's statements).
+ */
+const pooledSuites = httpSuites.filter((suite) => !/postgres-faults|partitions|outage|tracing/.test(suite));
+
+/** PgBouncer's program, or undefined after one line saying how to get it (under CI: a failure). */
+function pgbouncer(): string | undefined {
+  const found = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => existsSync(path));
+  if (found) return found;
+  try {
+    return execFileSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    const line = 'pgbouncer is missing: apt-get install pgbouncer (as root, `pnpm test` installs it itself)';
+    if (process.env.CI) throw new Error(`CI runs every suite; ${line}`);
+    process.stderr.write(`skipping the suites through PgBouncer: ${line}\n`);
+    return undefined;
+  }
+}
+
+/** A TCP port free on loopback now, for PgBouncer to listen on. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
 async function engines() {
   const [postgres, redis] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
   const missing = [
@@ -63,6 +100,30 @@ export default defineConfig(async () => {
     extends: true as const,
     test: { name, include, env: { TEST_BACKEND: name } },
   });
+  const bouncer = postgres ? pgbouncer() : undefined;
+  let pooled: object[] = [];
+  if (bouncer) {
+    // The project's PgBouncer (test/pgbouncer-setup.ts) listens here, in front of TEST_POSTGRES_URL's server
+    // (chosen once: vitest reads this configuration more than once in a run).
+    const port = Number(process.env.TEST_PGBOUNCER_PORT) || (await freePort());
+    process.env.TEST_PGBOUNCER_PORT = String(port);
+    process.env.TEST_PGBOUNCER_BIN = bouncer;
+    process.env.TEST_PGBOUNCER_SERVER = postgresUrl.toString();
+    const through = new URL(postgresUrl);
+    through.hostname = '127.0.0.1';
+    through.port = String(port);
+    pooled = [
+      {
+        extends: true as const,
+        test: {
+          name: 'postgres+pgbouncer',
+          include: pooledSuites,
+          globalSetup: ['test/pgbouncer-setup.ts'],
+          env: { TEST_BACKEND: 'postgres', TEST_POSTGRES_URL: through.toString() },
+        },
+      },
+    ];
+  }
   return {
     test: {
       testTimeout: 60_000,
@@ -71,6 +132,7 @@ export default defineConfig(async () => {
         project('sqlite', ['src/**/*.test.ts', 'test/**/*.test.ts']),
         ...(postgres ? [project('postgres', httpSuites)] : []),
         ...(postgres && redis ? [project('postgres+redis', httpSuites)] : []),
+        ...pooled,
       ],
     },
   };

@@ -145,22 +145,27 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   try {
+    // One transaction under a transaction-level advisory lock: N instances starting at once migrate once,
+    // and a pooler in transaction mode (PgBouncer) keeps the lock and the migrations on one server
+    // connection (a session lock and statements outside a transaction could each land on another).
     const client = await pool.connect();
     try {
-      await client.query('SELECT pg_advisory_lock($1)', [migrationLock]);
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
       await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
       const { rows } = await client.query<{ v: number | null }>(
         'SELECT max(version) AS v FROM schema_migrations',
       );
       for (const [index, sql] of migrations.entries()) {
         if (index < (rows[0]?.v ?? 0)) continue;
-        await client.query('BEGIN');
         await client.query(sql);
         await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
-        await client.query('COMMIT');
       }
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
     } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [migrationLock]).catch(() => {});
       client.release();
     }
   } catch (error) {

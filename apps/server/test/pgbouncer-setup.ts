@@ -1,0 +1,49 @@
+// The postgres+pgbouncer project's global set-up (vitest.config.ts): a PgBouncer of the suite's own in
+// transaction mode on TEST_PGBOUNCER_PORT, in front of the machine's PostgreSQL, configured as
+// docs/scaling-out.md tells operators to (test/pgbouncer.ts), stopped after the project. PgBouncer refuses
+// to run as root: as root it runs as the postgres user, in a temporary folder of its own.
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pgbouncerIni } from './pgbouncer.js';
+
+const idOf = (flag: '-u' | '-g', user: string) =>
+  Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
+
+const accepts = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+export default async function setup() {
+  const port = Number(process.env.TEST_PGBOUNCER_PORT);
+  const server = new URL(process.env.TEST_PGBOUNCER_SERVER ?? 'postgres://postgres@127.0.0.1:5432/test');
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pgbouncer-'));
+  chmodSync(dir, 0o777);
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(join(dir, 'users.txt'), `"${decodeURIComponent(server.username)}" ""\n`);
+  writeFileSync(
+    ini,
+    pgbouncerIni({ port, host: server.hostname, serverPort: Number(server.port || 5432), dir }),
+  );
+  const asRoot = process.getuid?.() === 0;
+  const bouncer = spawn(process.env.TEST_PGBOUNCER_BIN ?? 'pgbouncer', [ini], {
+    stdio: 'ignore',
+    ...(asRoot && { uid: idOf('-u', 'postgres'), gid: idOf('-g', 'postgres') }),
+  });
+  for (let i = 0; i < 50 && !(await accepts(port)); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!(await accepts(port))) throw new Error(`pgbouncer did not listen on 127.0.0.1:${port} (${dir})`);
+  return async () => {
+    bouncer.kill('SIGTERM');
+    if (bouncer.exitCode === null && bouncer.signalCode === null) await once(bouncer, 'exit');
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
