@@ -59,15 +59,16 @@ export function operations(contract: OpenApiDocument, basePath: string) {
       ),
     ),
   }));
+  const none: ResolvedOperation = Object.freeze({ id: 'other', params: Object.freeze({}) });
   return (method: string, path: string): ResolvedOperation => {
     for (const route of routes) {
       const match = route.matches.exec(path);
       if (match) {
         const id = route.byMethod[method === 'HEAD' ? 'GET' : method];
-        return { id: id ?? 'other', params: id ? { ...match.groups } : {} };
+        return id ? { id, params: match.groups ?? none.params } : none;
       }
     }
-    return { id: 'other', params: {} };
+    return none;
   };
 }
 

@@ -151,11 +151,6 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     const capped = !isProxy(address) && count > limits.maxConnectionsPerAddress;
     if (capped || (count > 1 && open.size >= shared)) return void socket.destroy();
     held.set(address, count);
-    socket.once('close', () => {
-      const left = (held.get(address) ?? 1) - 1;
-      if (left > 0) held.set(address, left);
-      else held.delete(address);
-    });
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
@@ -164,6 +159,9 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
       socket.bytesRead > 0 && socket.writable ? socket.end(rawError(408)) : socket.destroy();
     socket[silence] = setTimeout(expire, limits.headersTimeoutMs).unref();
     socket.once('close', () => {
+      const left = (held.get(address) ?? 1) - 1;
+      if (left > 0) held.set(address, left);
+      else held.delete(address);
       open.delete(socket);
       clearTimeout(socket[silence]);
     });

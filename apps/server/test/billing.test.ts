@@ -51,15 +51,21 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   return Date.now() - start;
 }
 
+/** Two instances on one new store, and a key the first creates through the admin API with `body`. */
+async function twoInstancesAndKey(body: Record<string, unknown>) {
+  const store = await freshStore();
+  const a = await instance(store);
+  const b = await instance(store);
+  const created = await admin(a, '/keys', { method: 'POST', body: JSON.stringify(body) });
+  return { a, b, created };
+}
+
 describe('a billing system drives the admin API', () => {
   it('create free → 429 and ban → pro and unban → the other instance admits under pro within 5 s → exact usage → rotate → revoke', async () => {
-    const store = await freshStore();
-    const a = await instance(store);
-    const b = await instance(store);
-
-    const created = await admin(a, '/keys', {
-      method: 'POST',
-      body: JSON.stringify({ plan: 'free', customerId: 'cus_C', label: 'C trial' }),
+    const { a, b, created } = await twoInstancesAndKey({
+      plan: 'free',
+      customerId: 'cus_C',
+      label: 'C trial',
     });
     expect(created.status).toBe(201);
     const { key, secret } = (await created.json()) as { key: { id: string }; secret: string };
@@ -160,12 +166,9 @@ describe('a billing system drives the admin API', () => {
 
 describe('bans across instances', () => {
   it('two instances raise one ban, at the threshold counted across both; once lifted, no answer on either asks a wait past 5 s', async () => {
-    const store = await freshStore();
-    const a = await instance(store);
-    const b = await instance(store);
-    const created = await admin(a, '/keys', {
-      method: 'POST',
-      body: JSON.stringify({ plan: 'enterprise', limits: { perMinute: 1, perDay: 1000 } }),
+    const { a, b, created } = await twoInstancesAndKey({
+      plan: 'enterprise',
+      limits: { perMinute: 1, perDay: 1000 },
     });
     const { key, secret } = (await created.json()) as { key: { id: string }; secret: string };
     // RATE_LIMIT_BAN_THRESHOLD=2: the third 429 within the minute is the ban, whichever instance answers.

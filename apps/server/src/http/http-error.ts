@@ -35,6 +35,12 @@ export function sendError(res: Response, error: HttpError): void {
 /** Milliseconds as the whole delta-seconds of Retry-After and `RateLimit`'s `t` (at least 1). */
 export const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
+/** A 429 that says its wait in the text and in Retry-After, the same whole seconds in both. */
+function tooMany(code: ErrorCode, waitMs: number, text: (wait: number) => string): HttpError {
+  const wait = seconds(waitMs);
+  return new HttpError(429, text(wait), code, { 'Retry-After': String(wait) });
+}
+
 /**
  * The answers more than one place gives, written once (the catalogue): each layer that meets the
  * condition builds its answer here, so one condition has one text wherever it is found.
@@ -70,16 +76,14 @@ export const answers = {
    * retry after `waitMs`, the time until a request would be admitted.
    */
   rateLimited: (waitMs: number, limit = 'Rate limit') =>
-    new HttpError(429, `${limit} exceeded; retry in ${seconds(waitMs)} seconds.`, 'rate_limited', {
-      'Retry-After': String(seconds(waitMs)),
-    }),
+    tooMany('rate_limited', waitMs, (wait) => `${limit} exceeded; retry in ${wait} seconds.`),
   /** A key banned for sending while rate limited: retry after `waitMs`. */
   temporarilyBanned: (waitMs: number) =>
-    new HttpError(
-      429,
-      `This API key is temporarily banned for sending requests while rate limited; retry in ${seconds(waitMs)} seconds.`,
+    tooMany(
       'temporarily_banned',
-      { 'Retry-After': String(seconds(waitMs)) },
+      waitMs,
+      (wait) =>
+        `This API key is temporarily banned for sending requests while rate limited; retry in ${wait} seconds.`,
     ),
   /** The process is draining (SIGTERM): readiness fails, so that a load balancer stops sending. */
   shuttingDown: () =>

@@ -176,11 +176,14 @@ export function createRateLimiter(
   async function limited(id: string, states: WindowState[]): Promise<Decision> {
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
-    const ban = await confirmBan(id);
-    if (ban > 0) return refused(states, now(), { banMs: ban });
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
-    // not counted, and asks no wait past the terms' arrival.
-    const settling = (await store.endsAt(names(id).newTerms).catch(() => 0)) - now();
+    // not counted, and asks no wait past the terms' arrival. Both asked of the store at once.
+    const [ban, termsEnd] = await Promise.all([
+      confirmBan(id),
+      store.endsAt(names(id).newTerms).catch(() => 0),
+    ]);
+    if (ban > 0) return refused(states, now(), { banMs: ban });
+    const settling = termsEnd - now();
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
     const banMs = await violation(id);
     return refused(states, now(), { banMs, banStarted: banMs > 0 });
