@@ -1,6 +1,6 @@
-// The server's tests, as four projects: everything on SQLite, the HTTP suites again on PostgreSQL and on
-// PostgreSQL + Redis (TEST_BACKEND, read by test/backends.ts), and most of them through PgBouncer in
-// transaction mode. An engine or a program that cannot be reached skips its project with one line saying
+// The server's tests, as six projects: everything on SQLite, the HTTP suites again on PostgreSQL and on
+// PostgreSQL + Redis (TEST_BACKEND, read by test/backends.ts), most of them through PgBouncer in
+// transaction mode, and on Redis Sentinel and Redis Cluster (each started by the project). An engine or a program that cannot be reached skips its project with one line saying
 // how to enable it; under CI it is a failure instead.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -56,16 +56,32 @@ const httpSuites = [
  */
 const pooledSuites = httpSuites.filter((suite) => !/postgres-faults|partitions|outage|tracing/.test(suite));
 
-/** PgBouncer's program, or undefined after one line saying how to get it (under CI: a failure). */
-function pgbouncer(): string | undefined {
-  const found = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((path) => existsSync(path));
+/**
+ * The suites that run on Redis Sentinel and on Redis Cluster too: those whose outcome Redis decides (the
+ * limits, leases and counters, bans and usage across instances, the admin API's windows), and the failover
+ * tests. The others exercise PostgreSQL or HTTP alone (the same on any Redis), or a Redis of their own
+ * (outage, partitions: a single server they kill or cut).
+ */
+const topologySuites = [
+  'test/admin/*.test.ts',
+  'test/billing.test.ts',
+  'test/counters.test.ts',
+  'test/leases.test.ts',
+  'test/rate-limit.test.ts',
+  'test/scale-out.test.ts',
+  'test/redis-failover.test.ts',
+];
+
+/** A Debian program's path, or undefined after one line saying how to get it (under CI: a failure). */
+function tool(command: string, debianPackage: string, suites: string): string | undefined {
+  const found = [`/usr/sbin/${command}`, `/usr/bin/${command}`].find((path) => existsSync(path));
   if (found) return found;
   try {
-    return execFileSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).trim() || undefined;
+    return execFileSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim() || undefined;
   } catch {
-    const line = 'pgbouncer is missing: apt-get install pgbouncer (as root, `pnpm test` installs it itself)';
+    const line = `${command} is missing: apt-get install ${debianPackage} (as root, \`pnpm test\` installs it itself)`;
     if (process.env.CI) throw new Error(`CI runs every suite; ${line}`);
-    process.stderr.write(`skipping the suites through PgBouncer: ${line}\n`);
+    process.stderr.write(`skipping ${suites}: ${line}\n`);
     return undefined;
   }
 }
@@ -100,7 +116,7 @@ export default defineConfig(async () => {
     extends: true as const,
     test: { name, include, env: { TEST_BACKEND: name } },
   });
-  const bouncer = postgres ? pgbouncer() : undefined;
+  const bouncer = postgres ? tool('pgbouncer', 'pgbouncer', 'the suites through PgBouncer') : undefined;
   let pooled: object[] = [];
   if (bouncer) {
     // The project's PgBouncer (test/pgbouncer-setup.ts) listens here, in front of TEST_POSTGRES_URL's server
@@ -124,6 +140,19 @@ export default defineConfig(async () => {
       },
     ];
   }
+  // The Sentinel and Cluster projects start their topology with the machine's redis-server.
+  const topologies =
+    redis && tool('redis-server', 'redis-server', 'the suites on Redis Sentinel and Cluster')
+      ? ['postgres+sentinel', 'postgres+cluster'].map((name) => ({
+          extends: true as const,
+          test: {
+            name,
+            include: topologySuites,
+            globalSetup: ['test/redis-topology-setup.ts'],
+            env: { TEST_BACKEND: 'postgres+redis' },
+          },
+        }))
+      : [];
   return {
     test: {
       testTimeout: 60_000,
@@ -133,6 +162,7 @@ export default defineConfig(async () => {
         ...(postgres ? [project('postgres', httpSuites)] : []),
         ...(postgres && redis ? [project('postgres+redis', httpSuites)] : []),
         ...pooled,
+        ...(postgres ? topologies : []),
       ],
     },
   };

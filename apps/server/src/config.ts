@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseRedisUrl, type RedisAddress } from './redis-address.js';
 
 /** Default database file, relative to the working directory (never inside the installed package). */
 export const defaultDatabaseUrl = 'data/animal-store.db';
@@ -55,10 +56,17 @@ const schema = z.object({
   MAX_PIPELINED_REQUESTS: integer(16, 1, 10_000),
   DATABASE_POOL_SIZE: integer(10, 1, 1_000),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(5_000, 1, 600_000),
-  // Rate limits and bans in Redis (optional): redis:// or rediss:// URL; keys start with the prefix.
+  // Rate limits and bans in Redis (optional): one server, Sentinels or a Cluster (redis-address.ts); keys
+  // start with the prefix.
   REDIS_URL: z
     .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .superRefine((url, context) => {
+      try {
+        parseRedisUrl(url);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    })
     .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).max(100).default('animal-store:'),
   // A Redis command not answered within this time counts as Redis unreachable (the request goes on, on
@@ -172,7 +180,7 @@ export type Config = {
 
 export type AdminConfig = { port: number; host: string; tokens: string[]; perMinute: number };
 
-export type RedisConfig = { url: string; keyPrefix: string; commandTimeoutMs: number };
+export type RedisConfig = { address: RedisAddress; keyPrefix: string; commandTimeoutMs: number };
 
 /** The one form of a configuration error: a heading, then one indented line per problem. */
 const invalid = (...problems: string[]) => `Invalid configuration:\n  ${problems.join('\n  ')}`;
@@ -255,7 +263,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     database: database(e),
     redis: e.REDIS_URL
-      ? { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS }
+      ? {
+          address: parseRedisUrl(e.REDIS_URL),
+          keyPrefix: e.REDIS_KEY_PREFIX,
+          commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+        }
       : undefined,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',

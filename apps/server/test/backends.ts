@@ -1,16 +1,42 @@
 // The engines the HTTP suites run on, chosen per vitest project by TEST_BACKEND (sqlite, postgres,
-// postgres+redis; see vitest.config.ts). Each test store is new and private: a temporary SQLite file, a
-// PostgreSQL database created for it (dropped after the file's tests), a Redis key prefix of its own.
+// postgres+redis; see vitest.config.ts), and for Redis its topology: one server (TEST_REDIS_URL), or the
+// Sentinels or Cluster the project started (test/redis-topology-setup.ts). Each test store is new and
+// private: a temporary SQLite file, a PostgreSQL database created for it (dropped after the file's tests),
+// a Redis key prefix of its own.
 import { randomBytes } from 'node:crypto';
 import { tempDatabase } from '@animal-store/test-support';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, inject } from 'vitest';
+import { parseRedisUrl } from '../src/redis-address.js';
+import { connectRedis, type RedisClient } from '../src/store/redis/connect.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Set by the Sentinel and Cluster projects' set-up: where their Redis is. */
+    redisUrl?: string;
+    redisTopology?: 'sentinel' | 'cluster';
+  }
+}
 
 export type BackendName = 'sqlite' | 'postgres' | 'postgres+redis';
 export const backend = (process.env.TEST_BACKEND ?? 'sqlite') as BackendName;
 export const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const redisTopology = inject('redisTopology') ?? 'single';
+export const redisUrl = inject('redisUrl') ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A client of the test's own to the Redis at `url` (any topology), as the service connects. */
+export const redisClient = (url = redisUrl): Promise<RedisClient> =>
+  connectRedis({ address: parseRedisUrl(url), keyPrefix: '', commandTimeoutMs: 5_000 });
+
+/** Deletes every key starting with `prefix`, on every primary of a Cluster. */
+export async function deleteKeys(client: RedisClient, prefix: string): Promise<void> {
+  const primaries = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+  for (const node of primaries) {
+    const keys = await node.keys(`${prefix}*`);
+    await Promise.all(keys.map((key) => client.del(key))); // one key each: a Cluster refuses cross-slot DEL
+  }
+}
 
 /** Where one test server keeps its data, as the environment a server process reads. */
 export type TestStore = { DATABASE_URL: string; REDIS_URL?: string; REDIS_KEY_PREFIX?: string };
@@ -61,12 +87,9 @@ afterAll(async () => {
   });
   const prefixes = entries.flatMap((e) => (e.prefix ? [e.prefix] : []));
   if (prefixes.length === 0) return;
-  const redis = new Redis(redisUrl);
+  const redis = await redisClient();
   try {
-    for (const prefix of prefixes) {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length) await redis.del(...keys);
-    }
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
   } finally {
     redis.disconnect();
   }

@@ -76,6 +76,10 @@ export async function openBackend(
     stops.onStop(() => client.disconnect());
     const shared = redisCounters(client, redis.keyPrefix, logger);
     stops.onStop(shared.stop);
+    if (redis.address.topology === 'sentinel') {
+      const { watchFailovers } = await import('./redis/failovers.js');
+      stops.onStop(await watchFailovers(redis.address, shared.failover));
+    }
     counters = shared.counters;
     stops.onStop(hourly(() => shared.counters.sweep())); // its per-instance fallback
     degraded = () => {

@@ -1,31 +1,82 @@
 // Connecting to Redis before the service answers anything: a request served before the connection is ready
-// would fall back to per-instance memory, where a ban of record in Redis is not seen.
-import type { Redis } from 'ioredis';
+// would fall back to per-instance memory, where a ban of record in Redis is not seen. One server, the
+// primary Sentinels name, or a Cluster (redis-address.ts); the counters use any of them alike (one key per
+// command or script: docs/decisions.md#redis-topologies).
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { RedisConfig } from '../../config.js';
+import { redisHosts } from '../../redis-address.js';
 import { StoreOpenError } from '../open-error.js';
 
 /** How long one connection attempt may take (TCP, and TLS with rediss://) before the next one. */
 const reconnectTimeoutMs = 2_000;
 
+/** A client of any topology: the commands the counters send are the same. */
+export type RedisClient = Redis | Cluster;
+
 /**
  * The connected client. Unreachable at start is a configuration error (StoreOpenError naming REDIS_URL);
  * lost later, the counters fall back to memory (counters.ts).
  */
-export async function connectRedis({ url, commandTimeoutMs }: RedisConfig): Promise<Redis> {
+export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): Promise<RedisClient> {
   // No offline queue and no resending: a request must not wait behind a dead connection (counters.ts falls
   // back instead). A connection that leaves a command unanswered for the command timeout is destroyed and
   // replaced (socketTimeout): after a silent partition TCP would resume it only after its back-off, tens
   // of seconds. Reconnection tries at least once a second, each connect given reconnectTimeoutMs.
-  const { Redis } = await import('ioredis');
-  const client = new Redis(url, {
-    enableOfflineQueue: false,
+  const ioredis = await import('ioredis');
+  const credentials = {
+    ...(address.username && { username: address.username }),
+    ...(address.password && { password: address.password }),
+    ...(address.tls && { tls: {} }),
+  };
+  const connection: RedisOptions = {
     maxRetriesPerRequest: 0,
-    lazyConnect: true,
     connectTimeout: reconnectTimeoutMs,
     commandTimeout: commandTimeoutMs, // a stalled Redis (connected, silent) fails fast, like a lost one
     socketTimeout: commandTimeoutMs,
-    retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
-  });
+    // A primary demoted under a connection (a failover) answers writes with READONLY: reconnect, which
+    // asks the Sentinels (or the Cluster) where the primary is now.
+    reconnectOnError: (error) => (/^READONLY/.test(error.message) ? 1 : false),
+  };
+  const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1_000);
+  let client: RedisClient;
+  if (address.topology === 'cluster') {
+    client = new ioredis.Cluster(address.nodes, {
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      redisOptions: { ...connection, ...credentials },
+      clusterRetryStrategy: retryStrategy,
+      // A moved slot or a failover in progress is retried within the command timeout, not reported.
+      retryDelayOnMoved: 0,
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      slotsRefreshTimeout: reconnectTimeoutMs,
+    });
+  } else {
+    const common = {
+      ...connection,
+      ...credentials,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+      retryStrategy,
+    };
+    client =
+      address.topology === 'sentinel'
+        ? new ioredis.Redis({
+            ...common,
+            sentinels: address.sentinels,
+            name: address.primaryName,
+            role: 'master',
+            ...(address.sentinelUsername && { sentinelUsername: address.sentinelUsername }),
+            ...(address.sentinelPassword && { sentinelPassword: address.sentinelPassword }),
+            ...(address.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
+            sentinelRetryStrategy: retryStrategy,
+            // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
+            // at the old primary's first refusal or silence.
+            failoverDetector: true,
+          })
+        : new ioredis.Redis(address.url, common);
+  }
   let reason = 'connection closed';
   const noted = (error: Error) => {
     reason = error.message;
@@ -36,9 +87,8 @@ export async function connectRedis({ url, commandTimeoutMs }: RedisConfig): Prom
     return client;
   } catch {
     client.disconnect();
-    const where = new URL(url);
     throw new StoreOpenError(
-      `REDIS_URL: Redis at ${where.host} cannot be reached (${reason}); check that it is running and reachable, and the URL.`,
+      `REDIS_URL: Redis at ${redisHosts(address)} cannot be reached (${reason}); check that it is running and reachable, and the URL.`,
     );
   } finally {
     client.off('error', noted);

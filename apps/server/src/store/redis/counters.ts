@@ -6,10 +6,11 @@
 // destroyed and replaced (connect.ts: ioredis's socketTimeout), so that Redis answers again within a
 // reconnection of a heal, not after TCP's back-off.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CounterStore } from '../../limits/counter-store.js';
 import { insured } from '../../limits/insured.js';
+import type { RedisClient } from './connect.js';
+import type { FailoverListener } from './failovers.js';
 
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
@@ -35,13 +36,16 @@ local back = math.min(used, tonumber(ARGV[1]))
 redis.call('DECRBY', KEYS[1], back)
 return back`;
 
-type Scripts = Redis & {
+type Scripts = RedisClient & {
   leaseTake(key: string, want: number, limit: number, windowMs: number): Promise<[number, number, number]>;
   leaseGiveBack(key: string, points: number): Promise<number>;
 };
 
-/** The counters (insured: limits/insured.ts), why they run on memory now, and their stop. */
-export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, now = () => Date.now()) {
+/**
+ * The counters (insured: limits/insured.ts), why they run on memory now, their stop, and what to tell them
+ * of a Sentinel failover (failovers.ts).
+ */
+export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
   redis.defineCommand('leaseTake', { numberOfKeys: 1, lua: take });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 1, lua: giveBack });
   const client = redis as Scripts;
@@ -77,28 +81,46 @@ export function redisCounters(redis: Redis, keyPrefix: string, logger: Logger, n
   // one it left (keeping leases the new Redis never counted, and never saying it). It lasts a day,
   // renewed hourly, and goes at a graceful stop.
   const marker = `${keyPrefix}marker:${randomUUID()}`;
+  // While Sentinels fail the primary over (failovers.ts), the counters stay off Redis: the old primary
+  // would take counts the new one never sees. At its end the connection is made again, to the new primary.
+  let failingOver = false;
+  const lostListeners: ((reason: string) => void)[] = [];
+  const failover: FailoverListener = {
+    started() {
+      failingOver = true;
+      for (const listener of lostListeners) listener('the Sentinels are failing the primary over');
+    },
+    ended() {
+      failingOver = false;
+      redis.disconnect(true);
+    },
+  };
   const remember = () => redis.set(marker, '1', 'PX', markerMs);
   const renew = setInterval(() => void remember().catch(() => {}), markerMs / 24);
   renew.unref();
-  return insured(
-    shared,
-    {
-      name: 'Redis',
-      onLost(listener) {
-        redis.on('close', () => listener('connection closed'));
-        redis.on('error', (error: Error) => listener(error.message));
+  return {
+    failover,
+    ...insured(
+      shared,
+      {
+        name: 'Redis',
+        onLost(listener) {
+          lostListeners.push(listener);
+          redis.on('close', () => listener('connection closed'));
+          redis.on('error', (error: Error) => listener(error.message));
+        },
+        onReady: (listener) => redis.on('ready', () => failingOver || listener()),
+        connected: () => !failingOver && redis.status === 'ready',
+        ping: () => redis.ping(),
+        kept: async () => (await redis.exists(marker)) === 1,
+        remember,
+        forget: () => {
+          clearInterval(renew);
+          return redis.del(marker);
+        },
       },
-      onReady: (listener) => redis.on('ready', listener),
-      connected: () => redis.status === 'ready',
-      ping: () => redis.ping(),
-      kept: async () => (await redis.exists(marker)) === 1,
-      remember,
-      forget: () => {
-        clearInterval(renew);
-        return redis.del(marker);
-      },
-    },
-    logger,
-    now,
-  );
+      logger,
+      now,
+    ),
+  };
 }
