@@ -45,6 +45,7 @@ const httpSuites = [
   'test/postgres-faults.test.ts',
   'test/partitions.test.ts',
   'test/reverse-proxy.test.ts',
+  'test/redis-tls.test.ts',
 ];
 
 /**

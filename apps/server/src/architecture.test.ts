@@ -19,7 +19,6 @@ export const layers: Record<string, number> = {
   'when-done': 0,
   'env-file': 0,
   stops: 0,
-  'redis-address': 0,
   limits: 1,
   runtime: 1,
   tracing: 1,

@@ -53,7 +53,11 @@ describe('loadConfig', () => {
       'REDIS_URL',
       'redis://cache:6379',
       (c) => c.redis,
-      { url: 'redis://cache:6379', keyPrefix: 'animal-store:', commandTimeoutMs: 500 },
+      {
+        address: { topology: 'single', url: 'redis://cache:6379', tls: false },
+        keyPrefix: 'animal-store:',
+        commandTimeoutMs: 500,
+      },
     ],
     ['LOG_LEVEL', 'warn', (c) => c.logLevel, 'warn'],
     ['NODE_ENV', 'production', (c) => c.production, true],

@@ -5,7 +5,6 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parseRedisUrl, type RedisAddress } from './redis-address.js';
 
 /** Default database file, relative to the working directory (never inside the installed package). */
 export const defaultDatabaseUrl = 'data/animal-store.db';
@@ -56,7 +55,7 @@ const schema = z.object({
   MAX_PIPELINED_REQUESTS: integer(16, 1, 10_000),
   DATABASE_POOL_SIZE: integer(10, 1, 1_000),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(5_000, 1, 600_000),
-  // Rate limits and bans in Redis (optional): one server, Sentinels or a Cluster (redis-address.ts); keys
+  // Rate limits and bans in Redis (optional): one server, Sentinels or a Cluster (parseRedisUrl); keys
   // start with the prefix.
   REDIS_URL: z
     .string()
@@ -300,4 +299,98 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           },
     usageRetentionDays: e.USAGE_RETENTION_DAYS,
   };
+}
+
+// REDIS_URL: where Redis is, one server, a Sentinel-watched primary, or a Cluster, told apart by the
+// URL's scheme (docs/scaling-out.md#redis-topologies):
+//   redis://[user:password@]host:port[/db]                         one server
+//   redis+sentinel://[user:password@]host:port,host:port/primary   the primary the Sentinels name `primary`
+//   redis+cluster://[user:password@]host:port,host:port            a Cluster, from any of its nodes
+// `rediss` instead of `redis` in each: TLS. The credentials are those of the data nodes; Sentinels with their
+// own take `?sentinel_username=…&sentinel_password=…`. Written by hand: docs/decisions.md#redis-url.
+
+export type RedisNode = { host: string; port: number };
+type Credentials = { username?: string; password?: string; tls: boolean };
+
+export type RedisAddress =
+  | ({ topology: 'single'; url: string } & Credentials)
+  | ({
+      topology: 'sentinel';
+      sentinels: RedisNode[];
+      primaryName: string;
+      sentinelUsername?: string;
+      sentinelPassword?: string;
+    } & Credentials)
+  | ({ topology: 'cluster'; nodes: RedisNode[] } & Credentials);
+
+/** The form REDIS_URL takes, for messages. */
+export const redisUrlForms =
+  'redis://host:port, redis+sentinel://host:port,host:port/primary or redis+cluster://host:port,host:port (rediss for TLS)';
+
+const shape = /^(rediss?)(?:\+(sentinel|cluster))?:\/\/(?:([^@/]*)@)?([^/?#]*)(\/[^?#]*)?(?:\?([^#]*))?$/;
+const defaultPort = { single: 6379, sentinel: 26379, cluster: 6379 } as const;
+
+const decoded = (text: string | undefined) => (text ? decodeURIComponent(text) : undefined);
+
+function nodes(list: string, port: number): RedisNode[] {
+  return list.split(',').map((entry) => {
+    // host, host:port, [v6], [v6]:port
+    const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry.trim());
+    const host = match?.[1];
+    const at = match?.[2] === undefined ? port : Number(match[2]);
+    if (!host || at < 1 || at > 65_535) throw new Error(`"${entry}" is not a host or host:port`);
+    return { host: host.replace(/^\[|\]$/g, ''), port: at };
+  });
+}
+
+/** REDIS_URL read, or an Error saying what is wrong with it (never repeating its password). */
+export function parseRedisUrl(url: string): RedisAddress {
+  const match = shape.exec(url);
+  if (!match) throw new Error(`must be ${redisUrlForms}`);
+  const [, scheme, kind, userinfo, hosts, path = '', query = ''] = match;
+  const [username, password] = userinfo === undefined ? [] : userinfo.split(/:(.*)/s, 2);
+  const credentials: Credentials = {
+    tls: scheme === 'rediss',
+    ...(decoded(username) && { username: decoded(username) }),
+    ...(decoded(password) && { password: decoded(password) }),
+  };
+  if (!hosts) throw new Error('names no host');
+  if (!kind) {
+    if (hosts.includes(','))
+      throw new Error('names several hosts: use redis+sentinel:// or redis+cluster://');
+    nodes(hosts, defaultPort.single);
+    return { topology: 'single', url, ...credentials };
+  }
+  if (kind === 'cluster') {
+    if (path.replace(/^\//, '')) throw new Error('a Cluster has no database number or name');
+    return { topology: 'cluster', nodes: nodes(hosts, defaultPort.cluster), ...credentials };
+  }
+  const primaryName = decoded(path.replace(/^\//, ''));
+  if (!primaryName || primaryName.includes('/')) {
+    throw new Error(
+      'names no primary: redis+sentinel://host:port,host:port/<the primary name Sentinels know>',
+    );
+  }
+  const params = new URLSearchParams(query);
+  const unknown = [...params.keys()].filter((name) => !/^sentinel_(username|password)$/.test(name));
+  if (unknown.length)
+    throw new Error(`unknown parameter ${unknown[0]} (sentinel_username, sentinel_password)`);
+  return {
+    topology: 'sentinel',
+    sentinels: nodes(hosts, defaultPort.sentinel),
+    primaryName,
+    ...(params.get('sentinel_username') && { sentinelUsername: params.get('sentinel_username') as string }),
+    ...(params.get('sentinel_password') && { sentinelPassword: params.get('sentinel_password') as string }),
+    ...credentials,
+  };
+}
+
+/** The URL's hosts without credentials, for messages and logs. */
+export function redisHosts(address: RedisAddress): string {
+  const list = (nodes: RedisNode[]) =>
+    nodes.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`).join(',');
+  if (address.topology === 'sentinel')
+    return `${list(address.sentinels)} (Sentinels of ${address.primaryName})`;
+  if (address.topology === 'cluster') return `${list(address.nodes)} (Cluster)`;
+  return new URL(address.url).host;
 }

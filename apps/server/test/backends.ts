@@ -8,7 +8,7 @@ import { tempDatabase } from '@animal-store/test-support';
 import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, inject } from 'vitest';
-import { parseRedisUrl } from '../src/redis-address.js';
+import { parseRedisUrl } from '../src/config.js';
 import { connectRedis, type RedisClient } from '../src/store/redis/connect.js';
 
 declare module 'vitest' {

@@ -5,9 +5,10 @@
 // counters stop using Redis from the failover's start (+selected-slave, sent just before the promotion)
 // until it ends (+switch-master, or an abort), counting in memory meanwhile, as during an outage, and add
 // what they admitted to the new primary after (limits/insured.ts, limits/leases.ts). ioredis's own
-// failoverDetector moves the connection only at +switch-master. Written by hand: no client library does this.
+// failoverDetector moves the connection only at +switch-master.
+// Written by hand: docs/decisions.md#redis-failovers.
 import type { Redis } from 'ioredis';
-import type { RedisAddress } from '../../redis-address.js';
+import type { RedisAddress } from '../../config.js';
 
 /** The longest a failover holds the counters off Redis when its end is never heard (a lost message). */
 export const failoverHoldMs = 10_000;
