@@ -7,10 +7,11 @@
 // one SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon
 // drives them in alternation with the same connections and duration. With --backend, the same server on
 // PostgreSQL (and Redis) is measured too, on the same data. Prints the tables and writes
-// bench-results/<timestamp>.json. --profile runs the server under --cpu-prof (bench-results/profiles/) and
+// bench-results/<timestamp>.json, with what a request costs the shared stores on those engines (PostgreSQL
+// transactions; Redis commands, on a redis-server of the bench's own). --profile runs the server under --cpu-prof (bench-results/profiles/) and
 // writes a text summary beside each profile (src/profile-summary.ts). --scenario <text> keeps the scenarios
 // whose name contains it.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -62,7 +63,53 @@ const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.
 const usualExpressMain = fileURLToPath(new URL('../dist/usual-express.js', import.meta.url));
 const fastifyMain = fileURLToPath(new URL('../dist/fastify-stack.js', import.meta.url));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// Redis: one of the bench's own (its command counts are this bench's alone), unless BENCH_REDIS_URL names one.
+let privateRedis: ChildProcess | undefined;
+let redisUrl = process.env.BENCH_REDIS_URL ?? '';
+if (backends.includes('postgres+redis') && !redisUrl) {
+  const port = 20_000 + (process.pid % 10_000);
+  privateRedis = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  redisUrl = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 100 && !redisAnswers(); i++) await new Promise((r) => setTimeout(r, 50));
+}
+/** `redis-cli` on the bench's Redis: its answer, or undefined when it does not answer. */
+function redisCli(...args: string[]): string | undefined {
+  try {
+    return execFileSync('redis-cli', ['-u', redisUrl, ...args], { encoding: 'utf8' });
+  } catch {
+    return undefined;
+  }
+}
+function redisAnswers(): boolean {
+  return redisCli('PING')?.trim() === 'PONG';
+}
+/** Every command Redis ran since its statistics were reset, those a script ran included (INFO commandstats). */
+const redisCommands = () =>
+  [...(redisCli('INFO', 'commandstats') ?? '').matchAll(/calls=(\d+)/g)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
+/** PostgreSQL transactions on the bench's database so far (pg_stat_database, flushed within a second). */
+async function postgresTransactions(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1_100));
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1',
+      [pgDatabase],
+    );
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
 
 // The store: 1,000 pets and one enterprise key with limits far above what the load can reach.
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
@@ -226,6 +273,9 @@ type Measure = {
   cpuUsPerRequest: number;
   /** Cores the contestant kept busy during the run, and the load generator (autocannon, in this process). */
   coresBusy: { target: number; generator: number };
+  /** What one request cost the shared stores: Redis commands, PostgreSQL transactions (on those engines). */
+  redisCommandsPerRequest?: number;
+  postgresTransactionsPerRequest?: number;
 };
 const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
 const median = (xs: number[]) => {
@@ -247,6 +297,12 @@ const medianOf = (all: Measure[]): Measure => ({
     target: median(all.map((x) => x.coresBusy.target)),
     generator: median(all.map((x) => x.coresBusy.generator)),
   },
+  ...(all[0]?.redisCommandsPerRequest !== undefined && {
+    redisCommandsPerRequest: median(all.map((x) => x.redisCommandsPerRequest as number)),
+  }),
+  ...(all[0]?.postgresTransactionsPerRequest !== undefined && {
+    postgresTransactionsPerRequest: median(all.map((x) => x.postgresTransactionsPerRequest as number)),
+  }),
 });
 /** The cores a run kept busy: the contestant's CPU time, and this process's (the load generator's). */
 function coresBusy(targetCpuMs: number, generatorBefore: NodeJS.CpuUsage, wallBefore: number) {
@@ -259,6 +315,10 @@ for (const scenario of scenarios) {
   const runs = new Map<string, Measure[]>();
   for (let round = 0; round < rounds; round++) {
     for (const target of [server, ...peers, bare, floor, ...extra]) {
+      const onRedis = target.name === 'postgres+redis';
+      const onPostgres = target.name.startsWith('postgres');
+      if (onRedis) redisCli('CONFIG', 'RESETSTAT');
+      const transactionsBefore = onPostgres ? await postgresTransactions() : 0;
       const cpuBefore = cpuMs(target.child.pid as number);
       const generatorBefore = process.cpuUsage();
       const wallBefore = performance.now();
@@ -282,6 +342,11 @@ for (const scenario of scenarios) {
         errors: result.errors,
         cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
         coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
+        ...(onRedis && { redisCommandsPerRequest: redisCommands() / result.requests.total }),
+        ...(onPostgres && {
+          postgresTransactionsPerRequest:
+            ((await postgresTransactions()) - transactionsBefore) / result.requests.total,
+        }),
       });
     }
   }
@@ -297,6 +362,7 @@ for (const target of [server, ...peers, bare, floor, ...extra]) {
   await new Promise((r) => target.child.once('exit', r));
 }
 collector.close();
+privateRedis?.kill('SIGKILL');
 rmSync(dir, { recursive: true, force: true });
 const summaries = readdirSync(profiles)
   .filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f))
@@ -383,6 +449,20 @@ const lines = [
     const [off, on, tenth] = ['server', 'traced', 'traced 10 %'].map((n) => m(row, n).cpuUsPerRequest);
     return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
   }),
+  ...(backends.length
+    ? [
+        '',
+        `| scenario | ${backends.map((b) => `${b} PostgreSQL transactions / request`).join(' | ')}${backends.includes('postgres+redis') ? " | postgres+redis Redis commands / request (scripts' own commands counted) |" : ' |'}`,
+        `|---|${backends.map(() => '---|').join('')}${backends.includes('postgres+redis') ? '---|' : ''}`,
+        ...rows.map((row) => {
+          const per = backends.map((b) => fixed(m(row, b).postgresTransactionsPerRequest ?? Number.NaN, 3));
+          const redis = backends.includes('postgres+redis')
+            ? ` ${fixed(m(row, 'postgres+redis').redisCommandsPerRequest ?? Number.NaN, 4)} |`
+            : '';
+          return `| ${row.scenario} | ${per.join(' | ')} |${redis}`;
+        }),
+      ]
+    : []),
   '',
   ...(extra.some((e) => e.name === 'WORKERS=2')
     ? [

@@ -2,7 +2,7 @@
 // engines), with a clock moved by hand.
 import { describe, expect, it } from 'vitest';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { admittedCount, Leases, maxLease, recheckMs } from './leases.js';
+import { admittedCount, baseLease, Leases, leaseCoverMs, maxLease, recheckMs } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
 function setup() {
@@ -40,14 +40,42 @@ describe('Leases', () => {
     expect(remaining).toEqual([...Array.from({ length: 20 }, (_, i) => 19 - i), -1, -1, -1, -1, -1]);
   });
 
-  it('asks the store once per lease: an eighth of what is left, at most maxLease, down to 1 near the limit', async () => {
+  it('asks the store once per lease: an eighth of what is left at most, down to 1 near the limit', async () => {
     const big = setup();
     await takeAll(big.leases(), 150, 10_000);
-    expect(big.asked).toEqual([maxLease, maxLease]); // 150 requests, two store calls, shared by the waiters
+    // 150 requests at once, two store calls shared by the waiters: baseLease first (no demand known yet),
+    // then what the demand asks (100 points within a millisecond), capped at an eighth of what is left.
+    expect(big.asked).toEqual([baseLease, Math.floor((10_000 - baseLease) / 8)]);
     const small = setup();
     const one = small.leases();
     for (let i = 0; i < 16; i++) await one.take('minute:k', 16, 60_000);
     expect(small.asked).toEqual([2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it('sizes leases to demand: a busy window asks the store a few times a second, a quiet one takes baseLease', async () => {
+    const busy = setup();
+    const one = busy.leases();
+    // 20 requests a millisecond for 5 s: leases grow to cover leaseCoverMs of it (5,000 points).
+    for (let i = 0; i < 100_000; i++) {
+      await one.take('minute:k', 1e12, 60_000);
+      if (i % 20 === 19) busy.clock.advance(1);
+    }
+    expect(Math.max(...busy.asked)).toBe(20 * leaseCoverMs);
+    expect(busy.asked.length).toBeLessThan(40); // with baseLease alone: 1,000 store calls
+    expect(busy.asked.slice(-5).every((size) => size === 20 * leaseCoverMs)).toBe(true);
+    // never past maxLease, whatever the pace
+    const flood = setup();
+    const fast = flood.leases();
+    for (let i = 0; i < 60_000; i++) await fast.take('minute:k', 1e12, 60_000);
+    expect(Math.max(...flood.asked)).toBe(maxLease);
+    // a request every 10 ms: leases stay at baseLease
+    const quiet = setup();
+    const slow = quiet.leases();
+    for (let i = 0; i < 300; i++) {
+      await slow.take('minute:k', 1e12, 60_000);
+      quiet.clock.advance(10);
+    }
+    expect(quiet.asked).toEqual([baseLease, baseLease, baseLease]);
   });
 
   it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {

@@ -1,5 +1,5 @@
-// Admission from leases: the request path decides in memory. A process takes a lease of up to `maxLease`
-// points of a window from the shared counter store in one atomic step, and admits requests from it
+// Admission from leases: the request path decides in memory. A process takes a lease of points of a window
+// from the shared counter store in one atomic step, and admits requests from it
 // without asking the store again until it is used up. Written by hand: docs/decisions.md#leases.
 //
 // What holds, whatever the number of processes and instances:
@@ -7,8 +7,12 @@
 //   a process admits only what it was granted.
 // - A lease dies with its window. Unused points are given back on a graceful stop (release); a crash loses
 //   them, so the window under-admits by at most one lease per process, never over-admits.
-// - The lease size adapts: an eighth of what the window had left at the last take, at least 1 (near the
-//   limit every take is a single point) and at most `maxLease`.
+// - The lease size adapts to what is left and to demand: what this process used of its window in the last
+//   `leaseCoverMs` at its current pace (at least `baseLease`), but never more than an eighth of what the
+//   window had left at the last take (near the limit every take is a single point), nor than `maxLease`.
+//   So a busy key asks the store a few times a second whatever its traffic (the shared store's load per
+//   request falls as traffic grows), and a crash under-admits by at most `leaseCoverMs` of the process's
+//   traffic on the key (at least baseLease points).
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
 //   used, so it never claims what another process holds.
@@ -22,8 +26,12 @@
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 
-/** The most points one lease holds: a crash under-admits by at most this many per key and window. */
-export const maxLease = 100;
+/** A lease's size while the process's demand on its window is unknown or slow. */
+export const baseLease = 100;
+/** A lease covers this long of the process's demand on its window (when more than baseLease points). */
+export const leaseCoverMs = 250;
+/** The most points one lease holds, whatever the demand: a crash under-admits by at most this many. */
+export const maxLease = 10_000;
 /** How many times one take may go round (see take) before its request fails. */
 const maxRounds = 10_000;
 /** An exhausted window is asked again at most this often (points given back by a stopping process). */
@@ -62,12 +70,21 @@ type Lease = {
   unreportedLeased: number;
   /** When the store last granted nothing (the window is exhausted). */
   exhaustedAt?: number;
+  /** When the last grant came, and how many points it gave: the demand is measured from them. */
+  grantedAt: number;
+  granted: number;
+  /** Points this process used of the window per millisecond, as of its last take. */
+  demandPerMs: number;
   /** The take in flight, which every request waiting for this window shares. */
   refill?: Promise<void>;
 };
 
-const leaseSize = (limit: number, used: number) =>
-  Math.min(maxLease, Math.max(1, Math.floor((limit - used) / 8)));
+const leaseSize = (limit: number, used: number, demandPerMs: number) =>
+  Math.min(
+    maxLease,
+    Math.max(1, Math.floor((limit - used) / 8)),
+    Math.max(baseLease, Math.ceil(demandPerMs * leaseCoverMs)),
+  );
 
 export class Leases {
   readonly #leases = new Map<string, Lease>();
@@ -268,13 +285,22 @@ export class Leases {
       unreported: 0,
       owed: 0,
       unreportedLeased: 0,
+      grantedAt: 0,
+      granted: 0,
+      demandPerMs: 0,
     };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
       try {
         // What a stand-in admitted in this window counts in the shared one before it leases more.
         await this.#add(key, lease, 'owed');
-        const grant = await this.store.take(key, leaseSize(limit, lease.used), limit, windowMs);
+        // The pace of the last lease: what was used of it since it came (at least a millisecond).
+        if (lease.granted > 0) {
+          const used = Math.max(0, lease.granted - lease.left);
+          lease.demandPerMs = used / Math.max(1, this.now() - lease.grantedAt);
+        }
+        const want = leaseSize(limit, lease.used, lease.demandPerMs);
+        const grant = await this.store.take(key, want, limit, windowMs);
         lease.epoch = grant.epoch ?? 0;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it).
@@ -290,6 +316,8 @@ export class Leases {
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
         lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;
+        lease.granted = lease.left;
+        lease.grantedAt = this.now();
       } finally {
         lease.refill = undefined;
       }
