@@ -81,46 +81,72 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
   // one it left (keeping leases the new Redis never counted, and never saying it). It lasts a day,
   // renewed hourly, and goes at a graceful stop.
   const marker = `${keyPrefix}marker:${randomUUID()}`;
+  const remember = () => redis.set(marker, '1', 'PX', markerMs);
+  const renew = setInterval(() => void remember().catch(() => {}), markerMs / 24);
+  renew.unref();
   // While Sentinels fail the primary over (failovers.ts), the counters stay off Redis: the old primary
-  // would take counts the new one never sees. At its end the connection is made again, to the new primary.
+  // would take counts the new one never sees. ioredis's failoverDetector moves the connection to the new
+  // primary at the same +switch-master, and its 'ready' shares the counters again; when the connection is
+  // already there (it got the news first), it is shared again at once. After a failover that never ended
+  // (the hold ran out), a connection still up is made again, to wherever the Sentinels say.
   let failingOver = false;
   const lostListeners: ((reason: string) => void)[] = [];
+  const readyListeners: (() => void)[] = [];
   const failover: FailoverListener = {
     started() {
       failingOver = true;
       for (const listener of lostListeners) listener('the Sentinels are failing the primary over');
     },
-    ended() {
+    ended(newPrimaryPort) {
       failingOver = false;
-      redis.disconnect(true);
+      if (redis.status !== 'ready') return; // its 'ready' will say when it is back
+      const port = 'stream' in redis ? redis.stream?.remotePort : undefined;
+      if (newPrimaryPort !== undefined && port === newPrimaryPort) {
+        for (const listener of readyListeners) listener();
+      } else if (newPrimaryPort === undefined) {
+        redis.disconnect(true);
+      }
     },
   };
-  const remember = () => redis.set(marker, '1', 'PX', markerMs);
-  const renew = setInterval(() => void remember().catch(() => {}), markerMs / 24);
-  renew.unref();
-  return {
-    failover,
-    ...insured(
-      shared,
-      {
-        name: 'Redis',
-        onLost(listener) {
-          lostListeners.push(listener);
-          redis.on('close', () => listener('connection closed'));
-          redis.on('error', (error: Error) => listener(error.message));
-        },
-        onReady: (listener) => redis.on('ready', () => failingOver || listener()),
-        connected: () => !failingOver && redis.status === 'ready',
-        ping: () => redis.ping(),
-        kept: async () => (await redis.exists(marker)) === 1,
-        remember,
-        forget: () => {
-          clearInterval(renew);
-          return redis.del(marker);
-        },
+  // A connection ioredis gave up on (a reconnection cut short during a failover ends it for good) is
+  // opened again, unless the service is stopping.
+  let stopping = false;
+  redis.on('end', () => {
+    if (stopping) return;
+    const again = setTimeout(() => void redis.connect().catch(() => {}), 1_000);
+    again.unref();
+  });
+  const counters = insured(
+    shared,
+    {
+      name: 'Redis',
+      onLost(listener) {
+        lostListeners.push(listener);
+        redis.on('close', () => listener('connection closed'));
+        redis.on('error', (error: Error) => listener(error.message));
       },
-      logger,
-      now,
-    ),
+      onReady: (listener) => {
+        readyListeners.push(listener);
+        redis.on('ready', () => failingOver || listener());
+      },
+      connected: () => !failingOver && redis.status === 'ready',
+      ping: () => redis.ping(),
+      kept: async () => (await redis.exists(marker)) === 1,
+      remember,
+      forget: () => {
+        clearInterval(renew);
+        return redis.del(marker);
+      },
+    },
+    logger,
+    now,
+  );
+  return {
+    ...counters,
+    failover,
+    async stop() {
+      stopping = true;
+      await counters.stop();
+    },
   };
 }

@@ -14,7 +14,8 @@ import type { RedisAddress } from '../../config.js';
 export const failoverHoldMs = 10_000;
 
 type SentinelAddress = Extract<RedisAddress, { topology: 'sentinel' }>;
-export type FailoverListener = { started(): void; ended(): void };
+/** `ended` is given the new primary's port when the Sentinels named it (+switch-master), else nothing. */
+export type FailoverListener = { started(): void; ended(newPrimaryPort?: number): void };
 
 /**
  * Subscribes to every Sentinel (each reconnecting by itself); calls `started` when one begins a failover
@@ -35,11 +36,11 @@ export async function watchFailovers(address: SentinelAddress, on: FailoverListe
       }) as Redis,
   );
   let hold: NodeJS.Timeout | undefined;
-  const end = () => {
+  const end = (newPrimaryPort?: number) => {
     if (!hold) return;
     clearTimeout(hold);
     hold = undefined;
-    on.ended();
+    on.ended(newPrimaryPort);
   };
   for (const subscriber of subscribers) {
     subscriber.on('error', () => {}); // a Sentinel down is one voice fewer; the others still speak
@@ -51,8 +52,10 @@ export async function watchFailovers(address: SentinelAddress, on: FailoverListe
       if (channel === '+selected-slave') {
         if (!hold) on.started();
         clearTimeout(hold);
-        hold = setTimeout(end, failoverHoldMs);
+        hold = setTimeout(() => end(), failoverHoldMs);
         hold.unref();
+      } else if (channel === '+switch-master') {
+        end(Number(message.split(' ')[4])); // "<primary> <old ip> <old port> <new ip> <new port>"
       } else {
         end();
       }
