@@ -236,7 +236,7 @@ for (const b of backends) {
     DATABASE_URL: pgUrl,
     ...(b === 'postgres+redis' && { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench:${process.pid}:` }),
   };
-  extra.push(await start(b, [...serverFlags, serverMain], env));
+  extra.push(await start(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
 }
 
 const scenarios = (
