@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort, toolFor } from '@animal-store/test-support';
+import { freePort, toolFor, untilListening } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -202,18 +202,7 @@ async function privateRedis() {
         stdio: 'ignore',
       },
     );
-    for (let i = 0; i < 50; i++) {
-      const up = await new Promise<boolean>((resolve) => {
-        const s = connect(port, '127.0.0.1');
-        s.once('connect', () => {
-          s.destroy();
-          resolve(true);
-        });
-        s.once('error', () => resolve(false));
-      });
-      if (up) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await untilListening(port, 'redis-server');
     return child;
   };
   const handle = {

@@ -5,23 +5,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { untilListening } from '@animal-store/test-support';
 import { pgbouncerIni } from './pgbouncer.js';
 
 const idOf = (flag: '-u' | '-g', user: string) =>
   Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
-
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 
 export default async function setup() {
   const port = Number(process.env.TEST_PGBOUNCER_PORT);
@@ -39,8 +29,7 @@ export default async function setup() {
     stdio: 'ignore',
     ...(asRoot && { uid: idOf('-u', 'postgres'), gid: idOf('-g', 'postgres') }),
   });
-  for (let i = 0; i < 50 && !(await accepts(port)); i++) await new Promise((r) => setTimeout(r, 100));
-  if (!(await accepts(port))) throw new Error(`pgbouncer did not listen on 127.0.0.1:${port} (${dir})`);
+  await untilListening(port, `pgbouncer (${dir})`);
   return async () => {
     bouncer.kill('SIGTERM');
     if (bouncer.exitCode === null && bouncer.signalCode === null) await once(bouncer, 'exit');

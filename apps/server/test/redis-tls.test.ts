@@ -5,7 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKey, freePort, toolFor } from '@animal-store/test-support';
+import { createKey, enterprise, freePort, toolFor, untilListening } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, redisTopology } from './backends.js';
@@ -107,22 +107,9 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
         NODE_EXTRA_CA_CERTS: files.ca,
         REDIS_URL: `rediss://:${password}@127.0.0.1:${port}`,
       };
-      let server: Awaited<ReturnType<typeof startProcess>> | undefined;
-      for (let i = 0; i < 50 && !server; i++) {
-        server = await startProcess(env).catch(() => undefined); // until redis-server listens
-        if (!server) await new Promise((r) => setTimeout(r, 100));
-      }
-      if (!server) throw new Error('the service did not start on Redis over TLS');
-      const key = await createKey(
-        serverDist,
-        env,
-        '--plan',
-        'enterprise',
-        '--per-minute',
-        '2',
-        '--per-day',
-        '100',
-      );
+      await untilListening(port, 'redis-server (TLS)');
+      const server = await startProcess(env);
+      const key = await createKey(serverDist, env, ...enterprise(2, 100));
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
       expect(statuses).toEqual([200, 200, 429]);

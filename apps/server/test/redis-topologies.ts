@@ -108,8 +108,6 @@ function processes(dir: string) {
 
 export type SentinelSet = {
   url: string;
-  /** The primary's port, as the Sentinels name it now. */
-  primaryPort(): Promise<number>;
   /** A failover the Sentinels run on request (`SENTINEL FAILOVER`); resolves once they name the new primary. */
   failover(): Promise<number>;
   /** Kills the primary; resolves with the new one's port once the Sentinels have promoted it. */
@@ -150,15 +148,13 @@ export async function startSentinels(): Promise<SentinelSet> {
         return known.length === 2 && followers.length === 1;
       });
     }
-    const promoted = async (from: number) => {
-      const port = await until('the Sentinels to name a new primary', async () => {
+    const promoted = (from: number) =>
+      until('the Sentinels to name a new primary', async () => {
         const now = await named();
         if (now === from) return undefined;
         const role = (await ask(now, 'ROLE')) as string[];
         return role[0] === 'master' ? now : undefined;
       });
-      return port;
-    };
     // After a failover, until the old primary replicates the new one and every Sentinel sees it so.
     const settled = async (port: number) => {
       for (const sentinel of sentinelPorts) {
@@ -174,7 +170,6 @@ export async function startSentinels(): Promise<SentinelSet> {
     };
     return {
       url: `redis+sentinel://${sentinelPorts.map((p) => `127.0.0.1:${p}`).join(',')}/${primaryName}`,
-      primaryPort: () => named(),
       async failover() {
         const from = await named();
         await ask(sentinelPorts[0] as number, 'SENTINEL', 'FAILOVER', primaryName);

@@ -2,7 +2,7 @@
 // and stopped with SIGTERM (its whole process group, as tools like Prism start helpers).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 
 export type Spawned = {
   child: ChildProcess;
@@ -64,6 +64,24 @@ export async function freePort(): Promise<number> {
   probe.close();
   await once(probe, 'close');
   return port;
+}
+
+/** Resolves once something accepts TCP connections on 127.0.0.1:`port`; throws naming `what` after `timeoutMs`. */
+export async function untilListening(port: number, what: string, timeoutMs = 5_000): Promise<void> {
+  const accepts = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  const deadline = Date.now() + timeoutMs;
+  while (!(await accepts())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not listen on 127.0.0.1:${port}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /**
