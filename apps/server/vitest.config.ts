@@ -38,6 +38,7 @@ const httpSuites = [
   'test/pets.test.ts',
   'test/pet-fields.test.ts',
   'test/rate-limit.test.ts',
+  'test/quota-spread.test.ts',
   'test/routing.test.ts',
   'test/tracing.test.ts',
   'test/scale-out.test.ts',
@@ -69,6 +70,7 @@ const topologySuites = [
   'test/counters.test.ts',
   'test/leases.test.ts',
   'test/rate-limit.test.ts',
+  'test/quota-spread.test.ts',
   'test/scale-out.test.ts',
   'test/redis-failover.test.ts',
 ];

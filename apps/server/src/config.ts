@@ -67,7 +67,14 @@ const schema = z.object({
       }
     })
     .optional(),
-  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('animal-store:'),
+  // Braces only as one Cluster hash tag (`{tenant}:`): a window and its hold must share a slot
+  // (store/redis/counters.ts, heldName).
+  REDIS_KEY_PREFIX: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[^{}]*(\{[^{}]+\}[^{}]*)?$/, 'braces only as one hash tag, e.g. {tenant}:')
+    .default('animal-store:'),
   // A Redis command not answered within this time counts as Redis unreachable (the request goes on, on
   // per-instance limits): a stalled Redis must not stall the API.
   REDIS_COMMAND_TIMEOUT_MS: integer(500, 1, 60_000),

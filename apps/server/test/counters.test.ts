@@ -124,15 +124,41 @@ describe(`counters on ${engine}`, () => {
     expect(await counters.take('day:l', 1, 100, 60_000)).toMatchObject({ granted: 1, used: 8 });
   });
 
+  it("holds: a lease's grant marks the window held for its holdMs, seen by every other holder, not by its own", async () => {
+    const a = { holder: 'process-a', holdMs: 300 };
+    const b = { holder: 'process-b', holdMs: 300 };
+    const leased = await counters.take('minute:n', 5, 8, 60_000, a);
+    expect(leased).toMatchObject({ granted: 5, heldUntil: 0 }); // its own hold
+    const refused = await counters.take('minute:n', 5, 8, 60_000, b); // the rest, then nothing
+    expect(refused).toMatchObject({ granted: 3 });
+    const nothing = await take('minute:n', 1, 8, 60_000);
+    expect(nothing.granted).toBe(0);
+    expect(nothing.heldUntil - Date.now()).toBeGreaterThan(0);
+    expect(nothing.heldUntil - Date.now()).toBeLessThanOrEqual(300 + nothing.latency + 1);
+    // Both hold now: each sees the other's; a take of a single point (no hold) moves nothing.
+    expect((await counters.take('minute:n', 1, 8, 60_000, { ...a, holdMs: 0 })).heldUntil).toBeGreaterThan(0);
+    await sleep(400);
+    expect((await counters.take('minute:n', 1, 8, 60_000, b)).heldUntil).toBe(0); // the hold ended
+    // A window that ended forgets its hold.
+    await counters.take('minute:o', 5, 8, 200, a);
+    await sleep(300);
+    expect(await counters.take('minute:o', 1, 8, 60_000, b)).toMatchObject({ granted: 1, heldUntil: 0 });
+  });
+
   it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {
     const [one, two] = [new Leases(counters, Date.now), new Leases(counters, Date.now)];
-    expect(await one.take('minute:f', 80, window)).toMatchObject({ admitted: true, remaining: 79 }); // leased 10
-    expect(await two.take('minute:f', 80, window)).toMatchObject({ admitted: true }); // leased 8 more
+    const take = (leases: Leases) => leases.take('minute:f', 80, window);
+    // Each: a point, then a lease (an eighth of what is left), most of it unused.
+    expect((await Promise.all([take(one), take(one), take(two), take(two)])).every((t) => t.admitted)).toBe(
+      true,
+    );
+    expect((await counters.take('minute:f', 0, 80, window)).used).toBeGreaterThan(4);
     await sleep(window + 100);
-    const after = await one.take('minute:f', 80, window);
+    const after = await take(one);
     expect(after).toMatchObject({ admitted: true, remaining: 79 });
     expect(after.resetAt - Date.now()).toBeGreaterThan(window - 150);
-    // The store counts the new window only: this process's new lease (10), nothing of the old ones.
-    expect((await counters.take('minute:f', 0, 80, window)).used).toBe(10);
+    // The store counts the new window only: this process's new point, nothing of the old leases.
+    expect((await counters.take('minute:f', 0, 80, window)).used).toBe(1);
+    await Promise.all([one.release(), two.release()]);
   });
 });

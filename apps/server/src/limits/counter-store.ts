@@ -11,6 +11,13 @@ export type Grant = {
   used: number;
   /** When the window ends (epoch milliseconds). */
   resetAt: number;
+  /**
+   * Until when points of the window may still be held unused in leases of other holders than the take's
+   * (epoch milliseconds; 0 when none): the end of the latest hold while any of them holds. Points so held
+   * come back by then (leases.ts: a lease's unused points go back within its length), so a take that got
+   * nothing while it lies ahead may get points then; past it, a window the store calls exhausted is used.
+   */
+  heldUntil: number;
   /** For a store that can fall back (CounterStore.epoch): the epoch whose store granted the points. */
   epoch?: number;
 };
@@ -18,12 +25,20 @@ export type Grant = {
 /** The epoch of a stand-in store's points (CounterStore.epoch): this process's memory, while Redis is out. */
 export const fallbackEpoch = -1;
 
+/** Who takes points for a lease, and how long it may hold them unused (CounterStore.take). */
+export type Holder = { holder: string; holdMs: number };
+
+/** The holder name of the whole window's holds when several hold at once. */
+export const severalHolders = '*';
+
 export interface CounterStore {
   /**
    * Atomically takes up to `want` of the `limit` points of the window named `key`; a window of
-   * `windowMs` starts with the first take after the previous one ended.
+   * `windowMs` starts with the first take after the previous one ended. `lease`: who takes (one name per
+   * process), and how long the points granted may be held unused (`holdMs`, 0 for points used at once):
+   * the window's hold then lasts until now + holdMs at least, and records whether that holder alone holds.
    */
-  take(key: string, want: number, limit: number, windowMs: number): Promise<Grant>;
+  take(key: string, want: number, limit: number, windowMs: number, lease?: Holder): Promise<Grant>;
   /** Gives back points taken but not used, while the window ending at `resetAt` still runs. */
   giveBack(key: string, points: number, resetAt: number): Promise<void>;
   /** The points taken from the window named `key` and when it ends; `{ used: 0, resetAt: 0 }` when none runs. */

@@ -125,13 +125,13 @@ export function insured(
   };
 
   const counters: CounterStore = {
-    take: (key, want, limit, windowMs) =>
+    take: (key, want, limit, windowMs, lease) =>
       sharedOrMemory(
         async () => {
           const at = epoch; // the epoch the points come from, even if the store comes back empty meanwhile
-          return { ...(await shared.take(key, want, limit, windowMs)), epoch: at };
+          return { ...(await shared.take(key, want, limit, windowMs, lease)), epoch: at };
         },
-        async () => ({ ...(await memory.take(key, want, limit, windowMs)), epoch: fallbackEpoch }),
+        async () => ({ ...(await memory.take(key, want, limit, windowMs, lease)), epoch: fallbackEpoch }),
       ),
     giveBack: (key, points, resetAt) =>
       sharedOrMemory(

@@ -5,17 +5,21 @@
 // What holds, whatever the number of processes and instances:
 // - The limit is never exceeded: the store grants no more than the window has left (take is atomic), and
 //   a process admits only what it was granted.
-// - A lease dies with its window. Unused points are given back on a graceful stop (release); a crash loses
-//   them, so the window under-admits by at most one lease per process, never over-admits.
-// - The lease size adapts to what is left and to demand: what this process used of its window in the last
-//   `leaseCoverMs` at its current pace (at least `baseLease`), but never more than an eighth of what the
-//   window had left at the last take (near the limit every take is a single point), nor than `maxLease`.
-//   So a busy key asks the store a few times a second whatever its traffic (the shared store's load per
-//   request falls as traffic grows), and a crash under-admits by at most `leaseCoverMs` of the process's
-//   traffic on the key (at least baseLease points).
+// - No quota is stranded: a lease lasts `leaseMs`, after which its unused points go back to the window
+//   (a timer, not the next request: an idle process gives back too), and the store holds the window's
+//   `heldUntil` a little longer (`holdMs`). A take that gets nothing while a hold runs is told when the
+//   points come back (`heldMs`, at most holdMs), and an exhausted window is asked again then; past the
+//   hold, "exhausted" means used. Unused points also go back on a graceful stop (release); a crash loses
+//   them, so the window under-admits by at most the crashed process's lease, never over-admits.
+// - The lease size is the process's own demand: what it used of the window in the last `leaseCoverMs` at
+//   its current pace, one point while that is unknown (the first request, or after a pause), never more
+//   than an eighth of what the window had left at the last take (near the limit every take is a single
+//   point), nor than `maxLease`. So a busy key asks the store a few times a second whatever its traffic,
+//   and a quiet one takes single points: exact, and nothing held.
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
-//   used, so it never claims what another process holds.
+//   used, so it never claims what another process holds; it never rises between this process's answers
+//   in a window, and it says 0 only when the window is used (nothing held elsewhere at the last take).
 // - What was admitted is counted apart from what is leased: each process adds the points it used to the
 //   window's admitted count (`admittedCount`) every `report`, so operators read admissions exactly (every
 //   process's as of its last report) and leased points as reserved, not as used. Reports go to the shared
@@ -24,12 +28,19 @@
 //   outage stay good through it and after it (they are still counted there), unless it came back without
 //   its data. Points from the stand-in are dropped when the shared store answers again, and what they
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
+import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 
-/** A lease's size while the process's demand on its window is unknown or slow. */
-export const baseLease = 100;
-/** A lease covers this long of the process's demand on its window (when more than baseLease points). */
+/** A lease covers this long of the process's demand on its window. */
 export const leaseCoverMs = 250;
+/** A lease's unused points go back to the window this long after its last grant. */
+export const leaseMs = 500;
+/**
+ * How long the store holds a window's points as possibly out in leases: a lease's length, and as long
+ * again for its give-back to arrive late (a busy event loop). A refusal asks at most this long a wait
+ * while a hold runs.
+ */
+export const holdMs = 1_000;
 /** The most points one lease holds, whatever the demand: a crash under-admits by at most this many. */
 export const maxLease = 10_000;
 /** How many times one take may go round (see take) before its request fails. */
@@ -51,7 +62,11 @@ export const admittedCount = (key: string) => `admitted:${key}`;
  * before 2.0, during a rolling upgrade): that is counted as used, never as reserved.
  */
 export const leasedCount = (key: string) => `leased:${key}`;
-export type Taken = WindowView & { admitted: boolean };
+/**
+ * A take's answer. `heldMs`, on a refusal: points of the window are held in leases for that long at most
+ * and may come back then (0: the window is used until it ends).
+ */
+export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
 type Lease = {
   limit: number;
@@ -68,11 +83,19 @@ type Lease = {
   owed: number;
   /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
   unreportedLeased: number;
-  /** When the store last granted nothing (the window is exhausted). */
+  /** When the store last granted nothing (the window is exhausted), and when to ask it again. */
   exhaustedAt?: number;
-  /** When the last grant came, and how many points it gave: the demand is measured from them. */
+  recheckAt: number;
+  /** The store's heldUntil at the last take (CounterStore's Grant). */
+  heldUntil: number;
+  /** The lowest `remaining` this process has answered in the window: no answer says more. */
+  told: number;
+  /** When the last grant came, and the points used since: the demand is measured from them. */
   grantedAt: number;
-  granted: number;
+  usedSinceGrant: number;
+  /** When the unused points go back (leaseMs after the last grant), and the timer that does it. */
+  returnAt: number;
+  returner?: NodeJS.Timeout;
   /** Points this process used of the window per millisecond, as of its last take. */
   demandPerMs: number;
   /** The take in flight, which every request waiting for this window shares. */
@@ -83,13 +106,17 @@ const leaseSize = (limit: number, used: number, demandPerMs: number) =>
   Math.min(
     maxLease,
     Math.max(1, Math.floor((limit - used) / 8)),
-    Math.max(baseLease, Math.ceil(demandPerMs * leaseCoverMs)),
+    Math.max(1, Math.ceil(demandPerMs * leaseCoverMs)),
   );
 
 export class Leases {
   readonly #leases = new Map<string, Lease>();
   /** Give-backs and reports of leases dropped mid-window (a limit changed), which a stop waits for. */
   readonly #settling = new Set<Promise<void>>();
+  /** Set by release: a stop gave every point back, and nothing is returned later. */
+  #released = false;
+  /** This process's name as a holder of points (CounterStore.take): another's holds are told apart. */
+  readonly #holder = randomUUID();
   constructor(
     private readonly store: CounterStore,
     private readonly now: () => number,
@@ -112,10 +139,13 @@ export class Leases {
       if (lease && lease.left > 0) {
         lease.left--;
         lease.unreported++;
+        lease.usedSinceGrant++;
         if (lease.epoch === fallbackEpoch) lease.owed++;
-        return { admitted: true, ...this.#view(lease) };
+        return { admitted: true, heldMs: 0, ...this.#view(lease) };
       }
-      if (lease && this.#exhaustedRecently(lease)) return { admitted: false, ...this.#view(lease) };
+      if (lease && this.#exhaustedRecently(lease)) {
+        return { admitted: false, heldMs: Math.max(0, lease.heldUntil - this.now()), ...this.#view(lease) };
+      }
       await this.#refill(key, limit, windowMs, lease);
     }
   }
@@ -136,7 +166,10 @@ export class Leases {
     if (lease && lease.resetAt > this.now()) {
       lease.left++;
       lease.unreported = Math.max(0, lease.unreported - 1);
+      lease.usedSinceGrant = Math.max(0, lease.usedSinceGrant - 1);
+      lease.told = Math.min(lease.limit, lease.told + 1); // the answer that counted it is withdrawn
       if (lease.epoch === fallbackEpoch) lease.owed = Math.max(0, lease.owed - 1);
+      this.#returnLater(key, lease);
     }
   }
 
@@ -208,16 +241,36 @@ export class Leases {
     ]);
   }
 
-  /** Gives every unused point back to the store (a graceful stop); failures are ignored. */
+  /** Gives every unused point back to the store (a graceful stop), and returns nothing later; failures are ignored. */
   async release(): Promise<void> {
-    const now = this.now();
-    const returns = [...this.#leases].map(async ([key, lease]) => {
-      if (lease.left <= 0 || lease.resetAt <= now || lease.epoch === fallbackEpoch) return;
-      const points = lease.left;
-      lease.left = 0;
-      await this.#giveBack(key, lease, points);
-    });
-    await Promise.all(returns);
+    this.#released = true;
+    await Promise.all([...this.#leases].map(([key, lease]) => this.#return(key, lease)));
+  }
+
+  /** Gives the lease's unused points back to their window now; failures are ignored. */
+  async #return(key: string, lease: Lease): Promise<void> {
+    clearTimeout(lease.returner);
+    lease.returner = undefined;
+    if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch === fallbackEpoch) return;
+    const points = lease.left;
+    lease.left = 0;
+    await this.#giveBack(key, lease, points);
+  }
+
+  /**
+   * Gives the lease's unused points back leaseMs after its last grant, by a timer of its own (one per
+   * lease, moved by every grant), so an idle process strands nothing.
+   */
+  #returnLater(key: string, lease: Lease): void {
+    if (this.#released || lease.returner || lease.epoch === fallbackEpoch) return;
+    const wait = Math.max(0, lease.returnAt - this.now());
+    lease.returner = setTimeout(() => {
+      lease.returner = undefined;
+      if (this.#leases.get(key) !== lease || lease.refill) return; // dropped, or a grant on its way
+      if (this.now() < lease.returnAt) this.#returnLater(key, lease);
+      else void this.#return(key, lease);
+    }, wait);
+    lease.returner.unref();
   }
 
   /** Forgets leases whose windows have ended (memory stays bounded by the live windows). */
@@ -248,6 +301,7 @@ export class Leases {
     }
     if (lease.resetAt > this.now() && lease.limit === limit) return lease;
     this.#leases.delete(key);
+    clearTimeout(lease.returner);
     // The key's limit changed mid-window: what this process holds goes back, the new limit applies; what
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
@@ -262,17 +316,24 @@ export class Leases {
     return undefined;
   }
 
-  /** The store found the window exhausted within recheckMs: refuse without asking it again. */
+  /**
+   * The store found the window exhausted, and it is not time to ask again: refuse without asking. Again
+   * at the hold's end when points were held (they come back by then), else after recheckMs.
+   */
   #exhaustedRecently(lease: Lease): boolean {
-    return lease.exhaustedAt !== undefined && this.now() - lease.exhaustedAt < recheckMs;
+    return lease.exhaustedAt !== undefined && this.now() < lease.recheckAt;
   }
 
+  /**
+   * The window as this process answers it. Nothing left but points held elsewhere (a hold ran at the
+   * last take): 1, not 0, since they may come back; 0 only once the window is used. Never more than an
+   * earlier answer of this process in the window.
+   */
   #view(lease: Lease): WindowView {
-    return {
-      limit: lease.limit,
-      remaining: Math.max(0, lease.limit - lease.used + lease.left),
-      resetAt: lease.resetAt,
-    };
+    let remaining = Math.max(0, lease.limit - lease.used + lease.left);
+    if (remaining === 0 && lease.heldUntil > this.now()) remaining = 1;
+    lease.told = Math.min(lease.told, remaining);
+    return { limit: lease.limit, remaining: lease.told, resetAt: lease.resetAt };
   }
 
   #refill(key: string, limit: number, windowMs: number, previous: Lease | undefined): Promise<void> {
@@ -285,22 +346,29 @@ export class Leases {
       unreported: 0,
       owed: 0,
       unreportedLeased: 0,
+      recheckAt: 0,
+      heldUntil: 0,
+      told: limit,
       grantedAt: 0,
-      granted: 0,
+      usedSinceGrant: 0,
       demandPerMs: 0,
+      returnAt: 0,
     };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
       try {
         // What a stand-in admitted in this window counts in the shared one before it leases more.
         await this.#add(key, lease, 'owed');
-        // The pace of the last lease: what was used of it since it came (at least a millisecond).
-        if (lease.granted > 0) {
-          const used = Math.max(0, lease.granted - lease.left);
-          lease.demandPerMs = used / Math.max(1, this.now() - lease.grantedAt);
+        // The pace since the last grant (over at least a millisecond); none known before the first.
+        if (lease.grantedAt > 0) {
+          lease.demandPerMs = lease.usedSinceGrant / Math.max(1, this.now() - lease.grantedAt);
         }
         const want = leaseSize(limit, lease.used, lease.demandPerMs);
-        const grant = await this.store.take(key, want, limit, windowMs);
+        // One point is used at once by the request that asked: only a lease is held.
+        const grant = await this.store.take(key, want, limit, windowMs, {
+          holder: this.#holder,
+          holdMs: want > 1 ? holdMs : 0,
+        });
         lease.epoch = grant.epoch ?? 0;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it).
@@ -311,13 +379,21 @@ export class Leases {
           lease.unreported = 0;
           lease.owed = 0;
           lease.unreportedLeased = 0;
+          lease.told = limit;
         }
         if (lease.epoch !== fallbackEpoch) lease.unreportedLeased += grant.granted;
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
-        lease.exhaustedAt = grant.granted === 0 ? this.now() : undefined;
-        lease.granted = lease.left;
-        lease.grantedAt = this.now();
+        lease.heldUntil = grant.heldUntil;
+        const at = this.now();
+        lease.exhaustedAt = grant.granted === 0 ? at : undefined;
+        lease.recheckAt = grant.heldUntil > at ? grant.heldUntil : at + recheckMs;
+        lease.grantedAt = at;
+        lease.usedSinceGrant = 0;
+        if (grant.granted > 0) {
+          lease.returnAt = at + leaseMs;
+          this.#returnLater(key, lease);
+        }
       } finally {
         lease.refill = undefined;
       }

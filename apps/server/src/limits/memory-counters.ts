@@ -1,25 +1,38 @@
 // Counters in this process's memory: exact for one process, per process for several. They stand in for
 // Redis while it is unreachable (insured.ts) and serve the limiter's own tests. Written by
 // hand: docs/decisions.md#memory-counters.
-import type { CounterStore } from './counter-store.js';
+import { type CounterStore, severalHolders } from './counter-store.js';
 
 export function memoryCounters(now = () => Date.now()): CounterStore {
-  const counted = new Map<string, { points: number; resetAt: number }>();
+  type Window = { points: number; resetAt: number; heldUntil: number; heldBy?: string };
+  const counted = new Map<string, Window>();
   const live = (key: string) => {
     const window = counted.get(key);
     if (window && window.resetAt <= now()) counted.delete(key);
     else return window;
   };
   return {
-    async take(key, want, limit, windowMs) {
+    async take(key, want, limit, windowMs, lease) {
       let window = live(key);
       if (!window) {
-        window = { points: 0, resetAt: now() + windowMs };
+        window = { points: 0, resetAt: now() + windowMs, heldUntil: 0 };
         counted.set(key, window);
       }
       const granted = Math.max(0, Math.min(want, limit - window.points));
       window.points += granted;
-      return { granted, used: window.points, resetAt: window.resetAt };
+      const at = now();
+      if (granted > 0 && lease && lease.holdMs > 0) {
+        const alone = window.heldUntil <= at || window.heldBy === lease.holder;
+        window.heldBy = alone ? lease.holder : severalHolders;
+        window.heldUntil = Math.max(window.heldUntil, at + lease.holdMs);
+      }
+      const others = window.heldUntil > at && window.heldBy !== lease?.holder;
+      return {
+        granted,
+        used: window.points,
+        resetAt: window.resetAt,
+        heldUntil: others ? window.heldUntil : 0,
+      };
     },
     async giveBack(key, points, resetAt) {
       const window = live(key);
@@ -33,7 +46,7 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
       return live(key)?.resetAt ?? 0;
     },
     async mark(key, ms) {
-      counted.set(key, { points: 1, resetAt: now() + ms });
+      counted.set(key, { points: 1, resetAt: now() + ms, heldUntil: 0 });
     },
     async delete(key) {
       counted.delete(key);

@@ -2,6 +2,7 @@
 // no real sleeps. The engines' own counters are tested against the real engines (test/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { propagationMs } from '../bounds.js';
+import { holdMs } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
 
@@ -82,6 +83,38 @@ describe('createRateLimiter', () => {
     expect(still.retryAfterMs).toBeLessThanOrEqual(100_000);
     vi.advanceTimersByTime(100_001);
     expect(outcome(await limiter.consume(subject))).toBe('ok');
+  });
+
+  it('starts one ban however many refused requests cross the threshold at once', async () => {
+    const limiter = createRateLimiter(memoryCounters(), {
+      ban: { threshold: 2, seconds: 300 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('crowd', 1, 100);
+    expect(outcome(await limiter.consume(subject))).toBe('ok');
+    const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.consume(subject)));
+    expect(decisions.filter((d) => !d.allowed && d.banStarted)).toHaveLength(1);
+    expect(decisions.filter((d) => outcome(d) === 'temporarily_banned').length).toBeGreaterThan(190);
+    await limiter.close();
+  });
+
+  it('while another process holds points of the window, a refusal asks at most holdMs and counts no violation', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 30 };
+    const [a, b] = [createRateLimiter(shared, options), createRateLimiter(shared, options)];
+    const subject = key('spread', 40, 1000);
+    await Promise.all([a.consume(subject), a.consume(subject)]); // A: a point, then a lease of 4
+    const seen: Decision[] = [];
+    for (let i = 0; i < 40; i++) seen.push(await b.consume(subject));
+    const refusals = seen.filter((d): d is Extract<Decision, { allowed: false }> => !d.allowed);
+    expect(seen.filter((d) => d.allowed)).toHaveLength(35);
+    expect(refusals.map((d) => d.code)).toEqual(Array(5).fill('rate_limited')); // no ban at threshold 1
+    expect(Math.max(...refusals.map((d) => d.retryAfterMs))).toBeLessThanOrEqual(holdMs);
+    await vi.advanceTimersByTimeAsync(holdMs); // A returns its 3 unused points meanwhile (leaseMs after its grant)
+    const after = [];
+    for (let i = 0; i < 4; i++) after.push(outcome(await b.consume(subject)));
+    expect(after).toEqual(['ok', 'ok', 'ok', 'rate_limited']);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('confirms a ban of record before it takes a lease: a banned key uses no quota of any window', async () => {

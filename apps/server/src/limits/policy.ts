@@ -107,7 +107,12 @@ function refused(
 const shortestWaitMs = 1_000;
 
 const ms = (name: WindowName) => windowSeconds[name] * 1000;
-const state = (name: WindowName, view: WindowView): WindowState => ({ name, ...view });
+const state = (name: WindowName, { limit, remaining, resetAt }: WindowView): WindowState => ({
+  name,
+  limit,
+  remaining,
+  resetAt,
+});
 
 export function createRateLimiter(
   store: CounterStore,
@@ -160,20 +165,31 @@ export function createRateLimiter(
     return { banMs, atMostMs: Math.max(shortestWaitMs, banCache.recheckIn(id)) };
   }
 
-  /** Counts a 429 against the key; past the threshold within a minute, bans it. Returns the ban length. */
-  async function violation(id: string): Promise<number> {
+  /**
+   * Counts a 429 against the key; past the threshold within a minute, bans it. The count stops one past
+   * the threshold, so exactly one request starts a ban, whichever instance answers it; those after it in
+   * the same minute meet the ban that one started.
+   */
+  async function violation(id: string): Promise<{ banMs: number; started: boolean }> {
     const key = names(id);
-    const counted = await store.take(key.violations, 1, options.ban.threshold, ms('minute'));
-    if (counted.granted > 0) return 0;
+    const { threshold } = options.ban;
+    const counted = await store.take(key.violations, 1, threshold + 1, ms('minute'));
+    if (counted.granted > 0 && counted.used <= threshold) return { banMs: 0, started: false };
     const banMs = options.ban.seconds * 1000;
     banCache.set(id, banMs);
+    if (counted.granted === 0) return { banMs, started: false };
     // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
     await store.mark(key.ban, banMs).catch(() => {});
     await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
-    return banMs;
+    return { banMs, started: true };
   }
 
-  async function limited(id: string, states: WindowState[]): Promise<Decision> {
+  /**
+   * A 429 of the key's windows. While points of a refused window are held in other processes' leases
+   * (`heldMs`), they come back within it: the answer asks no longer a wait, and is not the client's fault
+   * (no violation counted).
+   */
+  async function limited(id: string, states: WindowState[], heldMs: number): Promise<Decision> {
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
@@ -183,10 +199,11 @@ export function createRateLimiter(
       store.endsAt(names(id).newTerms).catch(() => 0),
     ]);
     if (ban > 0) return refused(states, now(), { banMs: ban });
+    if (heldMs > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, heldMs) });
     const settling = termsEnd - now();
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
-    const banMs = await violation(id);
-    return refused(states, now(), { banMs, banStarted: banMs > 0 });
+    const { banMs, started } = await violation(id);
+    return refused(states, now(), { banMs, banStarted: started });
   }
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
@@ -204,20 +221,25 @@ export function createRateLimiter(
       if (ban > 0) return refused(peek(), now(), { banMs: ban });
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
+    // The refused window is shown exhausted, whatever points held elsewhere may bring back.
+    const refusedBy = (name: WindowName) => peek().map((s) => (s.name === name ? { ...s, remaining: 0 } : s));
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
-    if (!minute.admitted) return limited(subject.id, peek());
+    if (!minute.admitted) return limited(subject.id, refusedBy('minute'), minute.heldMs);
     const day = await leases.take(key.day, subject.perDay, ms('day'));
     if (!day.admitted) {
       leases.untake(key.minute); // the request did not count after all
-      return limited(subject.id, peek());
+      return limited(subject.id, refusedBy('day'), day.heldMs);
     }
     return { allowed: true, windows: [state('minute', minute), state('day', day)] };
   }
 
   async function consumeAddress(address: string): Promise<Decision> {
     const taken = await leases.take(`address:${address}`, options.anonymousPerMinute, ms('minute'));
-    const states = [state('minute', taken)];
-    return taken.admitted ? { allowed: true, windows: states } : refused(states, now());
+    if (taken.admitted) return { allowed: true, windows: [state('minute', taken)] };
+    const states = [{ ...state('minute', taken), remaining: 0 }];
+    return refused(states, now(), {
+      atMostMs: taken.heldMs > 0 ? Math.max(shortestWaitMs, taken.heldMs) : undefined,
+    });
   }
 
   async function unban(id: string): Promise<void> {

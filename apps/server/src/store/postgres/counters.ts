@@ -1,26 +1,48 @@
 // The limiter's counters in PostgreSQL (limits/counter-store.ts): one row per window or ban, shared by
 // every instance. Each operation is one statement; a take serialises on the window's row.
-import type { CounterStore } from '../../limits/counter-store.js';
+import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import type { Pg } from './database.js';
 
 export function postgresCounters({ query }: Pg, now = () => Date.now()): CounterStore {
   return {
-    async take(key, want, limit, windowMs) {
-      // In DO UPDATE, r.* is the row before the update: `granted` records what this take got.
-      const [row] = await query<{ granted: string; used: string; reset_at: string }>(
-        `INSERT INTO rate_limits AS r (key, points, expire, granted)
-           VALUES ($1, LEAST($2::bigint, $3::bigint), $4::bigint + $5::bigint, LEAST($2::bigint, $3::bigint))
+    async take(key, want, limit, windowMs, lease) {
+      // In DO UPDATE, r.* is the row before the update: `granted` records what this take got; a lease's
+      // grant moves the hold to now + holdMs at least, `held_by` naming its holder while no other holds (a
+      // new window forgets the old one's). RETURNING reads the row after: the hold of others.
+      const [row] = await query<{ granted: string; used: string; reset_at: string; held_until: string }>(
+        `INSERT INTO rate_limits AS r (key, points, expire, granted, held_until, held_by)
+           VALUES ($1, LEAST($2::bigint, $3::bigint), $4::bigint + $5::bigint, LEAST($2::bigint, $3::bigint),
+                   CASE WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint) > 0 THEN $4::bigint + $7::bigint ELSE 0 END,
+                   CASE WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint) > 0 THEN $6::text END)
          ON CONFLICT (key) DO UPDATE SET
            granted = CASE WHEN COALESCE(r.expire, 0) <= $4 THEN LEAST($2::bigint, $3::bigint)
                           ELSE GREATEST(0, LEAST($2::bigint, $3::bigint - r.points)) END,
            points = CASE WHEN COALESCE(r.expire, 0) <= $4 THEN LEAST($2::bigint, $3::bigint)
                          ELSE r.points + GREATEST(0, LEAST($2::bigint, $3::bigint - r.points)) END,
+           held_until = CASE
+             WHEN COALESCE(r.expire, 0) <= $4
+               THEN CASE WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint) > 0 THEN $4::bigint + $7::bigint ELSE 0 END
+             WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint - r.points) > 0
+               THEN GREATEST(r.held_until, $4::bigint + $7::bigint)
+             ELSE r.held_until END,
+           held_by = CASE
+             WHEN COALESCE(r.expire, 0) <= $4
+               THEN CASE WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint) > 0 THEN $6::text END
+             WHEN $7::bigint > 0 AND LEAST($2::bigint, $3::bigint - r.points) > 0
+               THEN CASE WHEN r.held_until <= $4 OR r.held_by = $6::text THEN $6::text ELSE '${severalHolders}' END
+             ELSE r.held_by END,
            expire = CASE WHEN COALESCE(r.expire, 0) <= $4 THEN $4::bigint + $5::bigint ELSE r.expire END
-         RETURNING granted, points AS used, expire AS reset_at`,
-        [key, want, limit, now(), windowMs],
+         RETURNING granted, points AS used, expire AS reset_at,
+           CASE WHEN held_until > $4 AND held_by IS DISTINCT FROM $6::text THEN held_until ELSE 0 END AS held_until`,
+        [key, want, limit, now(), windowMs, lease?.holder ?? null, lease?.holdMs ?? 0],
       );
-      const taken = row as { granted: string; used: string; reset_at: string };
-      return { granted: Number(taken.granted), used: Number(taken.used), resetAt: Number(taken.reset_at) };
+      const taken = row as { granted: string; used: string; reset_at: string; held_until: string };
+      return {
+        granted: Number(taken.granted),
+        used: Number(taken.used),
+        resetAt: Number(taken.reset_at),
+        heldUntil: Number(taken.held_until),
+      };
     },
     async giveBack(key, points, resetAt) {
       await query('UPDATE rate_limits SET points = GREATEST(0, points - $2) WHERE key = $1 AND expire = $3', [
@@ -46,7 +68,7 @@ export function postgresCounters({ query }: Pg, now = () => Date.now()): Counter
     async mark(key, ms) {
       await query(
         `INSERT INTO rate_limits (key, points, expire) VALUES ($1, 1, $2)
-         ON CONFLICT (key) DO UPDATE SET points = 1, expire = $2, granted = 0`,
+         ON CONFLICT (key) DO UPDATE SET points = 1, expire = $2, granted = 0, held_until = 0, held_by = NULL`,
         [key, now() + ms],
       );
     },

@@ -7,7 +7,7 @@
 // reconnection of a heal, not after TCP's back-off.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { CounterStore } from '../../limits/counter-store.js';
+import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import { insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
 import type { FailoverListener } from './failovers.js';
@@ -15,17 +15,37 @@ import type { FailoverListener } from './failovers.js';
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
 
-// KEYS[1] the window; ARGV want, limit, window ms. Returns granted, used, ms until the window ends.
+// KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
+// hold); ARGV want, limit, window ms, hold ms, holder. Returns granted, used, ms until the window ends, ms
+// until the hold of other holders ends (0: none). A new window forgets the old one's hold.
 const take = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
 local fresh = ttl <= 0
-if fresh then used = 0; ttl = tonumber(ARGV[3]) end
+local hold = tonumber(ARGV[4])
+local holder = ARGV[5]
+if fresh then used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2]) end
 local granted = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
 if granted > 0 then
   if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
+  if hold > 0 then
+    local by = redis.call('GET', KEYS[2])
+    if by and by ~= holder then by = '${severalHolders}' else by = holder end
+    redis.call('SET', KEYS[2], by, 'PX', math.max(hold, redis.call('PTTL', KEYS[2])))
+  end
 end
-return {granted, used + granted, ttl}`;
+local by = redis.call('GET', KEYS[2])
+local held = 0
+if by and by ~= holder then held = math.max(0, redis.call('PTTL', KEYS[2])) end
+return {granted, used + granted, ttl, held}`;
+
+/**
+ * The name of a window's hold: in the window's hash slot, so that one script touches both in a Cluster.
+ * A name without a hash tag hashes whole, so it becomes the hold's tag; one with a tag (from the prefix:
+ * config.ts allows braces only as one) keeps it. Old releases never read it.
+ */
+export const heldName = (window: string) =>
+  /^[^{]*\{[^}]+\}/.test(window) ? `${window}:held` : `{${window}}:held`;
 
 // KEYS[1] the window; ARGV points. The window still running is the one the points came from: a lease is
 // given back only before its window ends (limits/leases.ts).
@@ -37,7 +57,15 @@ redis.call('DECRBY', KEYS[1], back)
 return back`;
 
 type Scripts = RedisClient & {
-  leaseTake(key: string, want: number, limit: number, windowMs: number): Promise<[number, number, number]>;
+  leaseTake(
+    key: string,
+    held: string,
+    want: number,
+    limit: number,
+    windowMs: number,
+    holdMs: number,
+    holder: string,
+  ): Promise<[number, number, number, number]>;
   leaseGiveBack(key: string, points: number): Promise<number>;
 };
 
@@ -46,14 +74,24 @@ type Scripts = RedisClient & {
  * of a Sentinel failover (failovers.ts).
  */
 export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
-  redis.defineCommand('leaseTake', { numberOfKeys: 1, lua: take });
+  redis.defineCommand('leaseTake', { numberOfKeys: 2, lua: take });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 1, lua: giveBack });
   const client = redis as Scripts;
   const name = (key: string) => `${keyPrefix}${key}`;
   const shared: CounterStore = {
-    async take(key, want, limit, windowMs) {
-      const [granted, used, ttl] = await client.leaseTake(name(key), want, limit, windowMs);
-      return { granted, used, resetAt: now() + ttl };
+    async take(key, want, limit, windowMs, lease) {
+      const window = name(key);
+      const [granted, used, ttl, held] = await client.leaseTake(
+        window,
+        heldName(window),
+        want,
+        limit,
+        windowMs,
+        lease?.holdMs ?? 0,
+        lease?.holder ?? '',
+      );
+      const at = now();
+      return { granted, used, resetAt: at + ttl, heldUntil: held > 0 ? at + held : 0 };
     },
     async giveBack(key, points, resetAt) {
       if (resetAt > now()) await client.leaseGiveBack(name(key), points);

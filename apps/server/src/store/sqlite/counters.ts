@@ -1,24 +1,48 @@
 // The limiter's counters in the SQLite file (limits/counter-store.ts): one row per window or ban, shared by
 // every process on the file and kept across restarts. Each statement is atomic by itself; a call waits for
 // another process's write lock on the event loop (failures.ts).
-import type { CounterStore } from '../../limits/counter-store.js';
+import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import type { Db } from './database.js';
 import { guarded } from './failures.js';
 
-type Take = { key: string; want: number; limit: number; now: number; windowMs: number };
+type Take = {
+  key: string;
+  want: number;
+  limit: number;
+  now: number;
+  windowMs: number;
+  holder: string | null;
+  holdMs: number;
+};
 
 export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
-  // In DO UPDATE, bare column names are the row before the update: `granted` records what this take got.
-  const take = db.prepare<Take, { granted: number; used: number; resetAt: number }>(
-    `INSERT INTO rate_limits (key, points, expire, granted)
-       VALUES (@key, min(@want, @limit), @now + @windowMs, min(@want, @limit))
+  // In DO UPDATE, bare column names are the row before the update: `granted` records what this take got;
+  // a lease's grant moves the hold to now + holdMs at least, `held_by` naming its holder while no other
+  // holds (a new window forgets the old one's). RETURNING reads the row after: the hold of others.
+  const take = db.prepare<Take, { granted: number; used: number; resetAt: number; heldUntil: number }>(
+    `INSERT INTO rate_limits (key, points, expire, granted, held_until, held_by)
+       VALUES (@key, min(@want, @limit), @now + @windowMs, min(@want, @limit),
+               CASE WHEN @holdMs > 0 AND min(@want, @limit) > 0 THEN @now + @holdMs ELSE 0 END,
+               CASE WHEN @holdMs > 0 AND min(@want, @limit) > 0 THEN @holder END)
      ON CONFLICT (key) DO UPDATE SET
        granted = CASE WHEN coalesce(expire, 0) <= @now THEN min(@want, @limit)
                       ELSE max(0, min(@want, @limit - points)) END,
        points = CASE WHEN coalesce(expire, 0) <= @now THEN min(@want, @limit)
                      ELSE points + max(0, min(@want, @limit - points)) END,
+       held_until = CASE
+         WHEN coalesce(expire, 0) <= @now
+           THEN CASE WHEN @holdMs > 0 AND min(@want, @limit) > 0 THEN @now + @holdMs ELSE 0 END
+         WHEN @holdMs > 0 AND min(@want, @limit - points) > 0 THEN max(held_until, @now + @holdMs)
+         ELSE held_until END,
+       held_by = CASE
+         WHEN coalesce(expire, 0) <= @now
+           THEN CASE WHEN @holdMs > 0 AND min(@want, @limit) > 0 THEN @holder END
+         WHEN @holdMs > 0 AND min(@want, @limit - points) > 0
+           THEN CASE WHEN held_until <= @now OR held_by = @holder THEN @holder ELSE '${severalHolders}' END
+         ELSE held_by END,
        expire = CASE WHEN coalesce(expire, 0) <= @now THEN @now + @windowMs ELSE expire END
-     RETURNING granted, points AS used, expire AS resetAt`,
+     RETURNING granted, points AS used, expire AS resetAt,
+       CASE WHEN held_until > @now AND held_by IS NOT @holder THEN held_until ELSE 0 END AS heldUntil`,
   );
   const giveBack = db.prepare<{ key: string; points: number; resetAt: number }>(
     'UPDATE rate_limits SET points = max(0, points - @points) WHERE key = @key AND expire = @resetAt',
@@ -31,15 +55,22 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
   );
   const mark = db.prepare<{ key: string; until: number }>(
     `INSERT INTO rate_limits (key, points, expire) VALUES (@key, 1, @until)
-     ON CONFLICT (key) DO UPDATE SET points = 1, expire = @until, granted = 0`,
+     ON CONFLICT (key) DO UPDATE SET points = 1, expire = @until, granted = 0, held_until = 0, held_by = NULL`,
   );
   const remove = db.prepare<[string]>('DELETE FROM rate_limits WHERE key = ?');
   const sweep = db.prepare<[number]>('DELETE FROM rate_limits WHERE expire <= ?');
   const counters: CounterStore = {
-    async take(key, want, limit, windowMs) {
-      return take.get({ key, want, limit, now: now(), windowMs }) as Awaited<
-        ReturnType<CounterStore['take']>
-      >;
+    async take(key, want, limit, windowMs, lease) {
+      const holder = lease?.holder ?? null;
+      return take.get({
+        key,
+        want,
+        limit,
+        now: now(),
+        windowMs,
+        holder,
+        holdMs: lease?.holdMs ?? 0,
+      }) as Awaited<ReturnType<CounterStore['take']>>;
     },
     async giveBack(key, points, resetAt) {
       giveBack.run({ key, points, resetAt });
