@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { propagationMs, propagationText } from './bounds.js';
 import { banCacheMs } from './limits/ban-cache.js';
+import { instancesCountMs } from './limits/insured.js';
+import { holdMs, leaseCoverMs, leaseMs, maxLease } from './limits/leases.js';
 import { reportMs } from './limits/policy.js';
 import { keyCacheMs } from './store/key-cache.js';
 import { usageFlushMs } from './usage/meter.js';
@@ -36,4 +38,35 @@ describe('the propagation bound', () => {
     for (const promise of promises)
       expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
   });
+});
+
+describe('the lease and outage bounds', () => {
+  const page = read('docs/rate-limits.md');
+  const number = (n: number) => n.toLocaleString('en-US');
+
+  it.each([
+    ['a lease covers', `covers ${leaseCoverMs} ms of the process's own traffic`],
+    ['a lease holds at most', `never more than ${number(maxLease)} points`],
+    ['a lease lasts', `**Length: ${leaseMs} ms.**`],
+    ['the store holds a window for', `held_ for ${number(holdMs)} ms from each grant`],
+    ['a refusal while held asks at most', `asks a wait of at most ${holdMs / 1000} s`],
+    ['the instances are counted every', `counted every ${instancesCountMs / 1000} s while Redis answers`],
+  ])('docs/rate-limits.md states what the code does: %s', (_, sentence) => {
+    expect(page).toContain(sentence);
+  });
+
+  it.each(['README.md', 'docs/operations.md', 'docs/scaling-out.md'])(
+    '%s states no lease or outage bound of its own (they live in docs/rate-limits.md)',
+    (file) => {
+      const text = read(file);
+      expect(text).not.toMatch(/at most 100\b|N times a key's quota|up to N/);
+      for (const ms of text.match(/\b\d+ ms\b/g) ?? []) {
+        // any lease figure a page repeats is the code's
+        if (/lease|give/.test(text.slice(text.indexOf(ms) - 80, text.indexOf(ms) + 10))) {
+          expect([`${leaseMs} ms`, `${leaseCoverMs} ms`]).toContain(ms);
+        }
+      }
+      expect(text).toContain('rate-limits.md');
+    },
+  );
 });

@@ -3,7 +3,7 @@
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync } from 'node:fs';
+import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
@@ -151,6 +151,70 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     return;
   }
   const [bin, user] = [clusterBin, runAs];
+
+  /** A private cluster with password authentication, its database `app`, and a pg_ctl for it. */
+  async function passwordCluster(password: string) {
+    const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
+    if (user.uid !== undefined) chownSync(folder, user.uid, user.gid as number);
+    const data = join(folder, 'data');
+    const passwordFile = join(folder, 'password');
+    writeFileSync(passwordFile, password);
+    if (user.uid !== undefined) chownSync(passwordFile, user.uid, user.gid as number);
+    const port = await freePort();
+    const initdb = spawnSync(
+      join(bin, 'initdb'),
+      ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '--no-sync'],
+      { ...user, encoding: 'utf8', cwd: folder },
+    );
+    expect(initdb.status, initdb.stderr).toBe(0);
+    const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const started = spawnSync(
+      join(bin, 'pg_ctl'),
+      ['start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log')],
+      { ...user, encoding: 'utf8', cwd: folder },
+    );
+    expect(started.status, started.stderr).toBe(0);
+    cleanups.push(() => spawnSync(join(bin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], user));
+    const url = (database: string, secret = password) =>
+      `postgres://postgres:${secret}@127.0.0.1:${port}/${database}`;
+    const admin = new pg.Client({ connectionString: url('postgres') });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('CREATE DATABASE app');
+    return { url, admin };
+  }
+
+  it('when the server refuses new connections for a changed password (28P01) or a dropped database (3D000), then 503 with Retry-After naming the cause in the log, not 500', async () => {
+    const { url, admin } = await passwordCluster('first-secret');
+    const store: TestStore = { DATABASE_URL: url('app') };
+    const env = { ...store, NODE_ENV: 'production', DATABASE_POOL_SIZE: '2', LOG_LEVEL: 'warn' };
+    const server = await start(env);
+    const { key } = await createKey(serverDist, env, ...enterprise(1_000, 10_000));
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const closeConnections = () =>
+      admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'app'");
+
+    await admin.query("ALTER ROLE postgres PASSWORD 'second-secret'");
+    await closeConnections();
+    const refused = await call(`${server.url}/v1/pets`, key);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    await until(`${server.url}/readyz`, 503);
+    expect(server.output()).toContain("28P01: the server refuses DATABASE_URL's password");
+    expect(server.output()).not.toContain('second-secret');
+    await admin.query("ALTER ROLE postgres PASSWORD 'first-secret'");
+    await until(`${server.url}/v1/pets`, 200, key); // mended: served again, no restart
+
+    await admin.query('DROP DATABASE app WITH (FORCE)'); // its connections terminated (57P01), then 3D000
+    for (let i = 0; i < 20 && !server.output().includes('3D000'); i++) {
+      const gone = await call(`${server.url}/v1/pets`, key);
+      expect(gone.status).toBe(503);
+      expect(gone.headers.get('retry-after')).toBe('5');
+    }
+    expect(server.output()).toContain("3D000: DATABASE_URL's database does not exist");
+    expect(server.output()).not.toContain('first-secret');
+    expect(server.output()).not.toMatch(/internal_error/);
+  });
 
   it('pg_ctl restart -m fast under load, then a stop and a start: 503 with Retry-After and /readyz 503 meanwhile, recovery by itself', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));

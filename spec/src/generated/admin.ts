@@ -324,9 +324,9 @@ export interface components {
             used: number;
             /**
              * @description Points that instances have leased from the window and not reported as admitted. An instance admits
-             *     requests from its lease without asking the shared store, so a request that reaches an instance
-             *     holding none can be refused up to this many requests before `remaining` reaches 0. An instance that
-             *     stops gracefully gives its unused points back; a crashed one's stay reserved until the window ends.
+             *     requests from its lease without asking the shared store, and gives the points it has not used back
+             *     within a second of taking them; a request refused meanwhile by an instance holding none is told to
+             *     retry within a second. A crashed instance's points stay reserved until the window ends.
              *     Absent from the answers of servers before 2.0 (the admin contract 1.0.0): read it as 0.
              */
             reserved?: number;

@@ -245,7 +245,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A rate-limit window of the key (or, without a valid key, of the client address) is exhausted (code `rate_limited`), or the key is temporarily banned for sending while limited (code `temporarily_banned`). Retry after `Retry-After` seconds, never sooner. The request was not processed and did not count. */
+        /** @description A rate-limit window of the key (or, without a valid key, of the client address) is exhausted (code `rate_limited`), or the key is temporarily banned for sending while limited (code `temporarily_banned`). Retry after `Retry-After` seconds, never sooner. The request was not processed and did not count. With several server processes, a `rate_limited` answer while another process still holds unused points of the window asks `Retry-After: 1` (they return within a second) and does not count toward a ban; once none are held, it is the time until the window ends. A client that obeys `Retry-After` is admitted its whole limit. */
         TooManyRequests: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -39,8 +39,12 @@ export interface CounterStore {
    * the window's hold then lasts until now + holdMs at least, and records whether that holder alone holds.
    */
   take(key: string, want: number, limit: number, windowMs: number, lease?: Holder): Promise<Grant>;
-  /** Gives back points taken but not used, while the window ending at `resetAt` still runs. */
-  giveBack(key: string, points: number, resetAt: number): Promise<void>;
+  /**
+   * Gives back points taken but not used, while the window ending at `resetAt` still runs. `id` names the
+   * give-back where an answer can be lost on the way (a network store): the same id given back again
+   * counts once, so a give-back whose answer was lost can be retried.
+   */
+  giveBack(key: string, points: number, resetAt: number, id?: string): Promise<void>;
   /** The points taken from the window named `key` and when it ends; `{ used: 0, resetAt: 0 }` when none runs. */
   read(key: string): Promise<{ used: number; resetAt: number }>;
   /** When the window or mark named `key` ends (epoch milliseconds), or 0 when none runs. */

@@ -1,8 +1,11 @@
 // A shared counter store insured by this process's memory (as rate-limiter-flexible's insurance store): while
 // the shared store is unreachable or stalled, the windows fall back to memory (memory-counters.ts), so the
-// service stays up and every key is still limited, but per instance: N instances admit up to N times a
-// quota until it returns. Marks (bans) have no such fallback: they fail, and the limiter honours the bans
-// it has seen (ban-cache.ts).
+// service stays up and every key is still limited, per instance: each instance admits its share of what
+// the window had left when it last asked the shared store, that divided by the live instances (their
+// markers, counted every 5 seconds while shared), rounded up. So an outage over-admits a window by at most
+// what other instances took of it since this one's last look, shared out, plus one point per instance:
+// never N times the quota (docs: the outage bound). Marks (bans) have no such fallback: they fail, and
+// the limiter honours the bans it has seen (ban-cache.ts).
 //
 // The first call that fails (or stays unanswered past the store's own deadline) switches every call to
 // memory at once (a circuit breaker), and a probe every 500 ms notices a stall between requests. The
@@ -12,6 +15,7 @@
 // through a SharedStoreWatch (store/redis/counters.ts for Redis). Written by hand:
 // docs/decisions.md#redis-breaker.
 import type { Logger } from 'pino';
+import { propagationMs } from '../bounds.js';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import { memoryCounters } from './memory-counters.js';
 
@@ -32,7 +36,12 @@ export type SharedStoreWatch = {
   remember(): Promise<unknown>;
   /** Takes the marker away (a graceful stop). */
   forget(): Promise<unknown>;
+  /** How many instances' markers the store holds now (this one's included). */
+  instances(): Promise<number>;
 };
+
+/** How often the live instances are counted while the shared store answers: within the propagation bound. */
+export const instancesCountMs = propagationMs;
 
 /** The insured counters, why they run on memory now (undefined when shared), and the stop of the probe. */
 export function insured(
@@ -40,7 +49,13 @@ export function insured(
   watch: SharedStoreWatch,
   logger: Logger,
   now = () => Date.now(),
-): { counters: CounterStore; degraded(): string | undefined; stop(): Promise<void> } {
+): {
+  counters: CounterStore;
+  degraded(): string | undefined;
+  /** The live instances as last counted (1 until counted). */
+  instances(): number;
+  stop(): Promise<void>;
+} {
   /** Why memory answers now; undefined while the shared store does. */
   let down: string | undefined;
   /** The shared store's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
@@ -83,7 +98,31 @@ export function insured(
         returning = undefined;
       });
   };
-  void watch.remember().catch(() => {});
+  /** The live instances, as last counted: what each instance's share of a window is divided by. */
+  let instances = 1;
+  const count = () =>
+    watch.instances().then(
+      (n) => {
+        instances = Math.max(1, n);
+      },
+      () => {}, // the last count holds
+    );
+  void watch
+    .remember()
+    .then(count)
+    .catch(() => {});
+  const counting = setInterval(() => void (down ? undefined : count()), instancesCountMs);
+  counting.unref();
+  /**
+   * What the shared store last said of each window a lease took (its points taken, and its end): the base
+   * of this instance's share while memory stands in. Forgotten as each window ends (sweep).
+   */
+  const seen = new Map<string, { used: number; resetAt: number }>();
+  const share = (key: string, limit: number) => {
+    const last = seen.get(key);
+    const used = last && last.resetAt > now() ? last.used : 0;
+    return Math.ceil(Math.max(0, limit - used) / instances);
+  };
   watch.onLost(lost);
   watch.onReady(back);
   let probing = false;
@@ -129,15 +168,20 @@ export function insured(
       sharedOrMemory(
         async () => {
           const at = epoch; // the epoch the points come from, even if the store comes back empty meanwhile
-          return { ...(await shared.take(key, want, limit, windowMs, lease)), epoch: at };
+          const grant = await shared.take(key, want, limit, windowMs, lease);
+          if (lease) seen.set(key, { used: grant.used, resetAt: grant.resetAt });
+          return { ...grant, epoch: at };
         },
-        async () => ({ ...(await memory.take(key, want, limit, windowMs, lease)), epoch: fallbackEpoch }),
+        // A lease's window: this instance's share of what was left. Other counts (a key's violations)
+        // keep their limit.
+        async () => {
+          const own = lease ? share(key, limit) : limit;
+          return { ...(await memory.take(key, want, own, windowMs, lease)), epoch: fallbackEpoch };
+        },
       ),
-    giveBack: (key, points, resetAt) =>
-      sharedOrMemory(
-        () => shared.giveBack(key, points, resetAt),
-        () => memory.giveBack(key, points, resetAt),
-      ),
+    // Points go back to the store they came from, and a lease's came from the shared store (the stand-in's
+    // are never given back: leases.ts): while it is out, a give-back fails, and the lease keeps them.
+    giveBack: (key, points, resetAt, id) => sharedOnly(() => shared.giveBack(key, points, resetAt, id)),
     read: (key) =>
       sharedOrMemory(
         () => shared.read(key),
@@ -153,7 +197,10 @@ export function insured(
         () => memory.delete(key),
       ),
     // The fallback's ended windows, and the shared store's where it does not expire them itself.
-    sweep: async () => (await memory.sweep()) + (down ? 0 : await shared.sweep().catch(() => 0)),
+    sweep: async () => {
+      for (const [key, last] of seen) if (last.resetAt <= now()) seen.delete(key);
+      return (await memory.sweep()) + (down ? 0 : await shared.sweep().catch(() => 0));
+    },
     get epoch() {
       return down ? fallbackEpoch : epoch;
     },
@@ -161,7 +208,8 @@ export function insured(
   const stop = async () => {
     stopped = true;
     clearInterval(probe);
+    clearInterval(counting);
     if (!down) await watch.forget().catch(() => {});
   };
-  return { counters, degraded: () => down, stop };
+  return { counters, degraded: () => down, instances: () => instances, stop };
 }

@@ -68,6 +68,9 @@ export const leasedCount = (key: string) => `leased:${key}`;
  */
 export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
+/** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
+type GiveBack = { points: number; reportedLeased: number; id: string };
+
 type Lease = {
   limit: number;
   /** Points granted to this process and not used yet. */
@@ -96,6 +99,12 @@ type Lease = {
   /** When the unused points go back (leaseMs after the last grant), and the timer that does it. */
   returnAt: number;
   returner?: NodeJS.Timeout;
+  /**
+   * Points on their way back that the store has not confirmed (it is out, or the answer was lost), with
+   * the give-back's name: retried under that name until it answers, so they count once either way. This
+   * process admits nothing from them meanwhile.
+   */
+  returning?: GiveBack & { epoch: number };
   /** Points this process used of the window per millisecond, as of its last take. */
   demandPerMs: number;
   /** The take in flight, which every request waiting for this window shares. */
@@ -228,17 +237,26 @@ export class Leases {
   }
 
   /**
-   * Gives `points` of the lease back to its window, and takes them off the leased count (off what is not
-   * reported yet first). Failures are ignored: the points stay counted until the window ends.
+   * A give-back of `points` of the lease: to its window, and off the leased count what was reported as
+   * leased (what is not reported yet is simply not reported). Named, so that it can be sent again.
    */
-  async #giveBack(key: string, lease: Lease, points: number): Promise<void> {
+  #giveBackOf(lease: Lease, points: number): GiveBack {
     const unreported = Math.min(points, lease.unreportedLeased);
     lease.unreportedLeased -= unreported;
-    await Promise.all([
-      this.store.giveBack(key, points, lease.resetAt).catch(() => {}),
-      points > unreported &&
-        this.store.giveBack(leasedCount(key), points - unreported, lease.resetAt).catch(() => {}),
-    ]);
+    return { points, reportedLeased: points - unreported, id: randomUUID() };
+  }
+
+  /** Sends a give-back (again: the store counts each name once). Whether the store took all of it. */
+  async #giveBack(key: string, lease: Lease, back: GiveBack): Promise<boolean> {
+    const sent = await Promise.all([
+      this.store.giveBack(key, back.points, lease.resetAt, back.id),
+      back.reportedLeased > 0 &&
+        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.resetAt, `${back.id}:leased`),
+    ]).then(
+      () => true,
+      () => false,
+    );
+    return sent;
   }
 
   /** Gives every unused point back to the store (a graceful stop), and returns nothing later; failures are ignored. */
@@ -247,14 +265,37 @@ export class Leases {
     await Promise.all([...this.#leases].map(([key, lease]) => this.#return(key, lease)));
   }
 
-  /** Gives the lease's unused points back to their window now; failures are ignored. */
+  /**
+   * Gives the lease's unused points back to their window now. While the store is out (a stand-in answers)
+   * nothing is sent, and they stay with the lease; a give-back that fails may still have been counted (its
+   * answer lost in a cut), so its points wait, unusable, and it is sent again under the same name later.
+   */
   async #return(key: string, lease: Lease): Promise<void> {
     clearTimeout(lease.returner);
     lease.returner = undefined;
-    if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch === fallbackEpoch) return;
-    const points = lease.left;
-    lease.left = 0;
-    await this.#giveBack(key, lease, points);
+    const epoch = this.store.epoch ?? 0;
+    // Ended with its window, or lost with a store that came back without its data: nothing to give back.
+    if (
+      lease.resetAt <= this.now() ||
+      (lease.returning && epoch !== fallbackEpoch && lease.returning.epoch !== epoch)
+    ) {
+      lease.returning = undefined;
+    }
+    const later = () => {
+      lease.returnAt = this.now() + leaseMs;
+      this.#returnLater(key, lease);
+    };
+    if (epoch === fallbackEpoch) return later();
+    if (!lease.returning) {
+      if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch !== epoch) return;
+      lease.returning = { ...this.#giveBackOf(lease, lease.left), epoch };
+      lease.left = 0;
+    }
+    const returning = lease.returning;
+    if (await this.#giveBack(key, lease, returning)) {
+      if (lease.returning === returning) lease.returning = undefined;
+      if (lease.left > 0) later(); // points untaken meanwhile
+    } else if (this.#leases.get(key) === lease) later();
   }
 
   /**
@@ -262,7 +303,7 @@ export class Leases {
    * lease, moved by every grant), so an idle process strands nothing.
    */
   #returnLater(key: string, lease: Lease): void {
-    if (this.#released || lease.returner || lease.epoch === fallbackEpoch) return;
+    if (this.#released || lease.returner || (lease.epoch === fallbackEpoch && !lease.returning)) return;
     const wait = Math.max(0, lease.returnAt - this.now());
     lease.returner = setTimeout(() => {
       lease.returner = undefined;
@@ -306,7 +347,7 @@ export class Leases {
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
       const settled = Promise.all([
-        lease.left > 0 && this.#giveBack(key, lease, lease.left),
+        lease.left > 0 && this.#giveBack(key, lease, this.#giveBackOf(lease, lease.left)),
         this.#report(key, lease),
       ]).then(() => {
         this.#settling.delete(settled);
@@ -357,8 +398,11 @@ export class Leases {
     this.#leases.set(key, lease);
     lease.refill = (async () => {
       try {
-        // What a stand-in admitted in this window counts in the shared one before it leases more.
+        // What a stand-in admitted in this window counts in the shared one before it leases more. A
+        // give-back of this process not confirmed yet is sent again beside the take (its points count
+        // once): when the take finds the window exhausted, it asks again at once rather than refuse.
         await this.#add(key, lease, 'owed');
+        const resent = lease.returning ? this.#return(key, lease).then(() => !lease.returning) : undefined;
         // The pace since the last grant (over at least a millisecond); none known before the first.
         if (lease.grantedAt > 0) {
           lease.demandPerMs = lease.usedSinceGrant / Math.max(1, this.now() - lease.grantedAt);
@@ -386,7 +430,8 @@ export class Leases {
         lease.resetAt = grant.resetAt;
         lease.heldUntil = grant.heldUntil;
         const at = this.now();
-        lease.exhaustedAt = grant.granted === 0 ? at : undefined;
+        const exhausted = grant.granted === 0 && !(resent && (await resent));
+        lease.exhaustedAt = exhausted ? at : undefined;
         lease.recheckAt = grant.heldUntil > at ? grant.heldUntil : at + recheckMs;
         lease.grantedAt = at;
         lease.usedSinceGrant = 0;

@@ -44,12 +44,24 @@ export function postgresCounters({ query }: Pg, now = () => Date.now()): Counter
         heldUntil: Number(taken.held_until),
       };
     },
-    async giveBack(key, points, resetAt) {
-      await query('UPDATE rate_limits SET points = GREATEST(0, points - $2) WHERE key = $1 AND expire = $3', [
-        key,
-        points,
-        resetAt,
-      ]);
+    async giveBack(key, points, resetAt, id) {
+      if (id === undefined) {
+        await query(
+          'UPDATE rate_limits SET points = GREATEST(0, points - $2) WHERE key = $1 AND expire = $3',
+          [key, points, resetAt],
+        );
+        return;
+      }
+      // Named: a row `back:<id>` (ending with the window, swept as windows are) records it, and a give-back
+      // whose row exists (a retry after a lost answer) changes nothing.
+      await query(
+        `WITH named AS (
+           INSERT INTO rate_limits (key, points, expire) VALUES ($4, 0, $3) ON CONFLICT (key) DO NOTHING RETURNING key
+         )
+         UPDATE rate_limits SET points = GREATEST(0, points - $2)
+         WHERE key = $1 AND expire = $3 AND EXISTS (SELECT 1 FROM named)`,
+        [key, points, resetAt, `back:${id}`],
+      );
     },
     async read(key) {
       const [row] = await query<{ points: string; expire: string }>(

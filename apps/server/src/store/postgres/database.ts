@@ -74,8 +74,21 @@ const migrations: string[] = [
 /** Any constant: the advisory lock that serialises migrations across instances. */
 const migrationLock = 0x616e696d; // "anim"
 
-/** SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement, lock or idle-transaction timeout, resources, serialization. */
-const transient = /^(08|57P0|57014|55P03|25P03|53|40001|40P01)/;
+/**
+ * SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement, lock or
+ * idle-transaction timeout, resources, serialization; and, for a service already running, a server that
+ * refuses new connections for its credentials (class 28: a changed password, a dropped role) or its
+ * database (3D000: dropped or renamed): an operator's to mend, and the service answers again once it is,
+ * without a restart.
+ */
+const transient = /^(08|57P0|57014|55P03|25P03|53|40001|40P01|28|3D000)/;
+
+/** What a refusal means, for the log line of a 503 (the SQLSTATE alone says little to an operator). */
+const refusals: Record<string, string> = {
+  '28P01': "the server refuses DATABASE_URL's password",
+  '28000': "the server refuses DATABASE_URL's user",
+  '3D000': "DATABASE_URL's database does not exist",
+};
 
 /**
  * Whether `error` left the connection out of step with the server: a network failure, or a deadline of
@@ -97,7 +110,9 @@ export function connectionLost(error: unknown): boolean {
 export function translate(error: unknown): unknown {
   const e = error as NodeJS.ErrnoException & { code?: string };
   const notNow = (typeof e.code === 'string' && transient.test(e.code)) || connectionLost(error);
-  return notNow ? new StoreUnavailableError(`PostgreSQL is unavailable: ${e.code ?? e.message}`) : error;
+  if (!notNow) return error;
+  const why = e.code ? `${e.code}${refusals[e.code] ? `: ${refusals[e.code]}` : ''}` : e.message;
+  return new StoreUnavailableError(`PostgreSQL is unavailable: ${why}`);
 }
 
 /**

@@ -6,6 +6,7 @@
 // destroyed and replaced (connect.ts: ioredis's socketTimeout), so that Redis answers again within a
 // reconnection of a heal, not after TCP's back-off.
 import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import { insured } from '../../limits/insured.js';
@@ -40,18 +41,23 @@ if by and by ~= holder then held = math.max(0, redis.call('PTTL', KEYS[2])) end
 return {granted, used + granted, ttl, held}`;
 
 /**
- * The name of a window's hold: in the window's hash slot, so that one script touches both in a Cluster.
- * A name without a hash tag hashes whole, so it becomes the hold's tag; one with a tag (from the prefix:
- * config.ts allows braces only as one) keeps it. Old releases never read it.
+ * A name beside a window, in its hash slot, so that one script touches both in a Cluster: its hold
+ * (`held`), or one give-back (`back:<id>`). A name without a hash tag hashes whole, so it becomes the new
+ * name's tag; one with a tag (from the prefix: config.ts allows braces only as one) keeps it. Releases
+ * before these never read them.
  */
-export const heldName = (window: string) =>
-  /^[^{]*\{[^}]+\}/.test(window) ? `${window}:held` : `{${window}}:held`;
+const beside = (window: string, what: string) =>
+  /^[^{]*\{[^}]+\}/.test(window) ? `${window}:${what}` : `{${window}}:${what}`;
+export const heldName = (window: string) => beside(window, 'held');
 
-// KEYS[1] the window; ARGV points. The window still running is the one the points came from: a lease is
-// given back only before its window ends (limits/leases.ts).
+// KEYS[1] the window, KEYS[2] the give-back's name (beside); ARGV points. The window still running is the
+// one the points came from: a lease is given back only before its window ends (limits/leases.ts). A
+// give-back already counted (retried after its answer was lost) counts nothing.
 const giveBack = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '-1')
 if used <= 0 then return 0 end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 or not redis.call('SET', KEYS[2], 1, 'NX', 'PX', ttl) then return 0 end
 local back = math.min(used, tonumber(ARGV[1]))
 redis.call('DECRBY', KEYS[1], back)
 return back`;
@@ -66,8 +72,27 @@ type Scripts = RedisClient & {
     holdMs: number,
     holder: string,
   ): Promise<[number, number, number, number]>;
-  leaseGiveBack(key: string, points: number): Promise<number>;
+  leaseGiveBack(key: string, back: string, points: number): Promise<number>;
 };
+
+/**
+ * How many keys match `pattern`, on every primary of a Cluster: SCAN, never KEYS (which blocks Redis). A
+ * marker left by an instance that crashed counts until it expires (a day): shares come out smaller, never
+ * larger.
+ */
+async function countKeys(redis: RedisClient, pattern: string): Promise<number> {
+  const nodes = 'nodes' in redis && redis.isCluster ? redis.nodes('master') : [redis as Redis];
+  let count = 0;
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
+      cursor = next;
+      count += keys.length;
+    } while (cursor !== '0');
+  }
+  return count;
+}
 
 /**
  * The counters (insured: limits/insured.ts), why they run on memory now, their stop, and what to tell them
@@ -75,7 +100,7 @@ type Scripts = RedisClient & {
  */
 export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
   redis.defineCommand('leaseTake', { numberOfKeys: 2, lua: take });
-  redis.defineCommand('leaseGiveBack', { numberOfKeys: 1, lua: giveBack });
+  redis.defineCommand('leaseGiveBack', { numberOfKeys: 2, lua: giveBack });
   const client = redis as Scripts;
   const name = (key: string) => `${keyPrefix}${key}`;
   const shared: CounterStore = {
@@ -93,8 +118,8 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
       const at = now();
       return { granted, used, resetAt: at + ttl, heldUntil: held > 0 ? at + held : 0 };
     },
-    async giveBack(key, points, resetAt) {
-      if (resetAt > now()) await client.leaseGiveBack(name(key), points);
+    async giveBack(key, points, resetAt, id = randomUUID()) {
+      if (resetAt > now()) await client.leaseGiveBack(name(key), beside(name(key), `back:${id}`), points);
     },
     async read(key) {
       const [used, ttl] = await Promise.all([client.get(name(key)), client.pttl(name(key))]);
@@ -175,6 +200,7 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
         clearInterval(renew);
         return redis.del(marker);
       },
+      instances: () => countKeys(redis, `${keyPrefix}marker:*`),
     },
     logger,
     now,
