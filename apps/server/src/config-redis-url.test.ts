@@ -74,6 +74,28 @@ describe('REDIS_URL: one server, Sentinels or a Cluster', () => {
     expect(load).not.toThrow('hunter2');
   });
 
+  it.each([
+    ['a / in the password', 'redis://app:hunter2/secret@h:6379'],
+    ['a # in the password', 'redis://app:hunter2#secret@h:6379'],
+    ['a ? in the password', 'redis+sentinel://app:hunter2?secret@s1,s2/animal-store'],
+    ['an @ in the password', 'redis+cluster://app:hunter2@secret@n1:7000'],
+  ])(
+    '%s, not percent-encoded: refused as REDIS_URL, saying which to encode, repeating no credential',
+    (_, url) => {
+      const load = () => loadConfig({ REDIS_URL: url });
+      expect(load).toThrow(
+        /REDIS_URL: its user name or password holds a character that must be percent-encoded/,
+      );
+      expect(load).not.toThrow(/hunter2|secret|app|DATABASE_URL/);
+    },
+  );
+
+  it('an @ in a Sentinel password given as a parameter is its value, not credentials', () => {
+    expect(parseRedisUrl('redis+sentinel://s1/animal-store?sentinel_password=a@b')).toMatchObject({
+      sentinelPassword: 'a@b',
+    });
+  });
+
   it('the configuration carries the address; messages name the hosts without credentials', () => {
     const config = loadConfig({ REDIS_URL: 'redis+sentinel://u:pw@s1,s2:26380/animal-store' });
     expect(config.redis?.address.topology).toBe('sentinel');

@@ -339,6 +339,26 @@ const defaultPort = { single: 6379, sentinel: 26379, cluster: 6379 } as const;
 
 const decoded = (text: string | undefined) => (text ? decodeURIComponent(text) : undefined);
 
+/**
+ * Whether credentials hold a character that ends them early (`/`, `?`, `#`, or a second `@`): the host part
+ * would then start inside the password, and a message naming it would print part of it. Told by an `@`
+ * past the first `/`, `?` or `#` (except in a query parameter's value, where sentinel_password may hold
+ * one), or two in the host part.
+ */
+function unencodedCredentials(url: string): boolean {
+  const rest = url.replace(/^[a-z+]+:\/\//i, '');
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  if ((authority.match(/@/g) ?? []).length > 1) return true;
+  if (end < 0) return false;
+  const after = rest.slice(end);
+  const at = after.indexOf('@');
+  if (at < 0) return false;
+  const query = after.indexOf('?');
+  const value = query < 0 ? -1 : after.indexOf('=', query);
+  return after.includes('#') ? at < after.length : value < 0 || at < value;
+}
+
 function nodes(list: string, port: number): RedisNode[] {
   return list.split(',').map((entry) => {
     // host, host:port, [v6], [v6]:port
@@ -352,6 +372,11 @@ function nodes(list: string, port: number): RedisNode[] {
 
 /** REDIS_URL read, or an Error saying what is wrong with it (never repeating its password). */
 export function parseRedisUrl(url: string): RedisAddress {
+  if (unencodedCredentials(url)) {
+    throw new Error(
+      'its user name or password holds a character that must be percent-encoded there: / ? # @ as %2F %3F %23 %40',
+    );
+  }
   const match = shape.exec(url);
   if (!match) throw new Error(`must be ${redisUrlForms}`);
   const [, scheme, kind, userinfo, hosts, path = '', query = ''] = match;

@@ -1,6 +1,7 @@
 // The lifecycle of a serving process, written once for a worker and for the cluster's primary: listening
 // (a failure is a typed start error naming its variable), stopping once on SIGTERM or SIGINT within a hard
 // bound, and the one line and exit status of a start that failed.
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,7 +29,13 @@ export async function listen(
   where: { port: number; host: string },
   names: { port: string; host: string },
 ): Promise<string> {
-  server.listen(where.port, where.host);
+  // A worker (WORKERS > 1) takes the port itself, beside its siblings (SO_REUSEPORT: the kernel spreads
+  // connections over them evenly), rather than through the primary: a connection the primary had handed
+  // to a worker that died in that instant stayed open with nobody to answer it, until the client or a
+  // proxy gave up (a minute, measured). A dead worker's queued connections are reset instead.
+  if (cluster.isWorker)
+    server.listen({ port: where.port, host: where.host, exclusive: true, reusePort: true });
+  else server.listen(where.port, where.host);
   try {
     await once(server, 'listening');
   } catch (error) {

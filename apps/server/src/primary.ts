@@ -4,6 +4,7 @@
 // prints the readiness line when every worker listens, and on SIGTERM/SIGINT drains them all.
 import cluster, { type Worker } from 'node:cluster';
 import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { stopOnSignals } from './lifecycle.js';
@@ -11,17 +12,33 @@ import { answerClusterScrapes } from './ops/cluster-metrics.js';
 
 export type WorkerMessage = { listening: string; adminUrl?: string | undefined };
 
+/** A port free on `host` now (the system's choice), for the workers to share. */
+async function freePort(host: string): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, host);
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
 export async function runPrimary(
   config: Config,
   logger: Logger,
   ready: (url: string, adminUrl?: string) => Promise<void>,
 ): Promise<void> {
   answerClusterScrapes(); // a worker's /metrics asks for every worker's
+  // Every worker takes the port itself (lifecycle.ts: SO_REUSEPORT), so "any free port" (0) is chosen
+  // here, once, for all of them and the workers that replace them.
+  const ports = {
+    PORT: String(config.port || (await freePort(config.host))),
+    ...(config.admin && { ADMIN_PORT: String(config.admin.port || (await freePort(config.admin.host))) }),
+  };
   const listening = new Set<number>();
   let everReady = false;
   let stopping = false;
   const fork = (): Worker => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(ports);
     logger.info({ workerPid: worker.process.pid }, 'worker started');
     worker.on('message', async (message: WorkerMessage) => {
       if (!message?.listening) return;

@@ -519,15 +519,33 @@ describe('WORKERS', () => {
       Number(m[1]),
     );
     expect(pids).toHaveLength(2);
+    // A worker stopped (SIGSTOP: it takes nothing more) while new connections arrive, then killed: every
+    // one of them is answered by the other worker or reset at once, none waits. (Handed to the worker by
+    // the primary, a connection once stayed open with nobody to answer it, until the client gave up.)
+    process.kill(pids[0] as number, 'SIGSTOP');
+    const sent = Array.from({ length: 12 }, async () => {
+      const started = Date.now();
+      await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(15_000) })
+        .then((r) => r.arrayBuffer())
+        .catch(() => {});
+      return Date.now() - started;
+    });
+    await new Promise((r) => setTimeout(r, 500));
     process.kill(pids[0] as number, 'SIGKILL');
+    const waits = await Promise.all(sent);
     for (let i = 0; i < 50 && !server.output().includes('worker died; starting another'); i++) {
       await new Promise((r) => setTimeout(r, 100));
     }
+    expect(Math.max(...waits)).toBeLessThan(5_000);
     expect(server.output()).toContain('worker died; starting another');
     const answered = await Promise.all(
       Array.from({ length: 10 }, () => fetch(`${server.url}/healthz`).then((r) => r.status)),
     );
     expect(answered.every((s) => s === 200)).toBe(true);
+    // The dead worker's counts stay in the cluster's: the totals never fall (Prometheus would read a reset).
+    const after = await sampled();
+    expect(after.ok).toBeGreaterThanOrEqual(20);
+    expect(after.limited).toBeGreaterThanOrEqual(181);
 
     expect(await server.stop()).toBe(0);
     expect(server.output()).toMatch(/"msg":"stopped"/);

@@ -5,7 +5,12 @@
 // default metric by its own aggregator) and answers with the text. Written by hand (the request from a
 // worker to its primary): docs/decisions.md#cluster-metrics.
 import cluster from 'node:cluster';
-import { AggregatorRegistry, type Registry } from 'prom-client';
+import {
+  AggregatorRegistry,
+  type MetricObjectWithValues,
+  type MetricValue,
+  type Registry,
+} from 'prom-client';
 
 type ScrapeRequest = { metricsScrape: number };
 type ScrapeAnswer = { metricsScraped: number; text?: string; error?: string };
@@ -45,15 +50,48 @@ export function clusterScrape(registry: Registry): () => Promise<string> {
     });
 }
 
-/** In the primary: answers each worker's scrape with every worker's metrics, aggregated. */
+/** prom-client's answer of a worker to the AggregatorRegistry's request (its lib/cluster.js). */
+type WorkerMetrics = {
+  type: 'prom-client:getMetricsRes';
+  metrics: MetricObjectWithValues<MetricValue<string>>[];
+};
+type Metrics = WorkerMetrics['metrics'];
+
+/**
+ * In the primary: answers each worker's scrape with every worker's metrics, aggregated. A worker that dies
+ * takes its counts with it, and the sum would fall (Prometheus reads a fall as a reset, and `rate()`
+ * counts the whole total again): its counters and histograms as of its last scrape stay in the sum.
+ */
 export function answerClusterScrapes(): void {
   const aggregator = new AggregatorRegistry();
+  /** Each live worker's metrics as it last answered a scrape. */
+  const lastSeen = new Map<number, Metrics>();
+  /** What workers that died had counted (counters and histograms only: a gauge ends with its process). */
+  let retired: Metrics = [];
+  cluster.on('message', (worker, message: Partial<WorkerMetrics>) => {
+    if (message?.type === 'prom-client:getMetricsRes' && message.metrics)
+      lastSeen.set(worker.id, message.metrics.flat());
+  });
+  cluster.on('exit', (worker) => {
+    const last = lastSeen.get(worker.id);
+    lastSeen.delete(worker.id);
+    if (!last) return;
+    const counts = last.filter((metric) => ['counter', 'histogram'].includes(String(metric.type)));
+    void AggregatorRegistry.aggregate([retired, counts])
+      .getMetricsAsJSON()
+      .then((sum) => {
+        retired = sum as Metrics;
+      });
+  });
   cluster.on('message', (worker, message: Partial<ScrapeRequest>) => {
     if (typeof message?.metricsScrape !== 'number') return;
     const id = message.metricsScrape;
-    aggregator.clusterMetrics().then(
-      (text) => worker.send({ metricsScraped: id, text } satisfies ScrapeAnswer),
-      (error: Error) => worker.send({ metricsScraped: id, error: error.message } satisfies ScrapeAnswer),
-    );
+    aggregator
+      .clusterMetrics() // every live worker answers: lastSeen is now this scrape's
+      .then(() => AggregatorRegistry.aggregate([...lastSeen.values(), retired]).metrics())
+      .then(
+        (text) => worker.send({ metricsScraped: id, text } satisfies ScrapeAnswer),
+        (error: Error) => worker.send({ metricsScraped: id, error: error.message } satisfies ScrapeAnswer),
+      );
   });
 }
