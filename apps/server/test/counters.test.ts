@@ -145,6 +145,21 @@ describe(`counters on ${engine}`, () => {
     expect(await counters.take('minute:o', 1, 8, 60_000, b)).toMatchObject({ granted: 1, heldUntil: 0 });
   });
 
+  it.runIf(engine === 'postgres+redis')(
+    'undo: a named take carried out is undone once (its points back), and one undone before it arrives grants nothing',
+    async () => {
+      const lease = (id: string) => ({ holder: 'process-a', holdMs: 0, id });
+      const undo = counters.undo as NonNullable<CounterStore['undo']>;
+      expect(await counters.take('day:p', 40, 1_000, 60_000, lease('first'))).toMatchObject({ granted: 40 });
+      await undo('day:p', 'first');
+      await undo('day:p', 'first'); // again (a retry): counted once
+      expect((await counters.read('day:p')).used).toBe(0);
+      await undo('day:p', 'late'); // its answer was given up on before it was even carried out
+      expect(await counters.take('day:p', 40, 1_000, 60_000, lease('late'))).toMatchObject({ granted: 0 });
+      expect((await counters.read('day:p')).used).toBe(0);
+    },
+  );
+
   it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {
     const [one, two] = [new Leases(counters, Date.now), new Leases(counters, Date.now)];
     const take = (leases: Leases) => leases.take('minute:f', 80, window);

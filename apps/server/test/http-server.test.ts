@@ -293,6 +293,22 @@ describe('connection limits', () => {
     },
   );
 
+  it('with 9 slots, the one slot of the last tenth (at least one) stays for a new address: 8 open, a probe answered', async () => {
+    const server = await serve({
+      connections: {
+        maxConnections: 9,
+        maxConnectionsPerAddress: 100,
+        headersTimeoutMs: 10_000,
+        trustProxy: 1,
+      },
+    });
+    const port = Number(new URL(server.url).port);
+    const held = await holdConnections(port, '127.0.0.30', 20);
+    await new Promise((r) => setTimeout(r, 200)); // the refused ones are closed by now
+    expect(held.filter((socket) => !socket.closed)).toHaveLength(8);
+    expect(await probe(port, '127.0.0.31')).toBe(200);
+  });
+
   it('drops a connection that pipelines more than MAX_PIPELINED_REQUESTS without reading', async () => {
     const server = await serve({ connections: { maxPipelinedRequests: 4 } });
     const key = await server.key({ perMinute: 10_000, perDay: 100_000 });

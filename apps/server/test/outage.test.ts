@@ -290,6 +290,77 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     other.expectNoContractViolations();
   });
 
+  it('a Redis that came back empty: points leased from the lost one are dropped, the new window admits its limit and no more', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    cleanups.push(() => server.close());
+    const limit = 800;
+    const key = await server.key({ perMinute: limit, perDay: 100_000 });
+    // Requests one after another: leases grow with the pace, and the last one still holds points.
+    for (let i = 0; i < 200; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
+    await redis.restart(); // no persistence: empty
+    for (let i = 0; i < 50 && !server.logs.join('').includes('Redis came back empty'); i++) await sleep(100);
+    expect(server.logs.join('')).toContain('Redis came back empty');
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 9; batch++) {
+      statuses.push(
+        ...(await Promise.all(
+          Array.from({ length: 100 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+        )),
+      );
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+  });
+
+  it('Redis stalled three times under load: every take that was carried out after its answer was given up on is undone, so the day counts exactly what was admitted', async () => {
+    const redis = await privateRedis();
+    const store = { ...(await freshStore()), REDIS_URL: redis.url };
+    const adminToken = 'a'.repeat(32);
+    const server = await startServer({ store, adminTokens: [adminToken] });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1_000_000, perDay: 10_000_000 });
+    let admitted = 0;
+    let running = true;
+    const loop = async () => {
+      while (running) if ((await call(`${server.url}/v1/pets?limit=1`, key)).status === 200) admitted++;
+    };
+    const loops = Array.from({ length: 4 }, loop);
+    for (let stall = 0; stall < 3; stall++) {
+      await sleep(700);
+      redis.child.kill('SIGSTOP');
+      await sleep(1_500);
+      redis.child.kill('SIGCONT');
+    }
+    await sleep(1_500);
+    running = false;
+    await Promise.all(loops);
+    // Shared again; unused lease points back (within a second), what memory admitted added (within 5 s).
+    const redisView = new Redis(redis.url);
+    cleanups.push(() => redisView.disconnect());
+    const day = `${store.REDIS_KEY_PREFIX}day:${tokenParts(key).id}`;
+    let counted = 0;
+    for (let i = 0; i < 40 && counted !== admitted; i++) {
+      await sleep(250);
+      counted = Number(await redisView.get(day));
+    }
+    expect(counted).toBe(admitted);
+    expect(admitted).toBeGreaterThan(100);
+    // And as operators read it: all used, nothing reserved (every report and give-back counted once).
+    type Window = { name: string; used: number; reserved: number };
+    const dayUsage = async () => {
+      const res = await call(`${server.adminUrl}/admin/v1/keys/${tokenParts(key).id}/usage`, adminToken);
+      return ((await res.json()) as { windows: Window[] }).windows.find((w) => w.name === 'day');
+    };
+    let usage = await dayUsage();
+    for (let i = 0; i < 40 && (usage?.used !== admitted || usage.reserved !== 0); i++) {
+      await sleep(250);
+      usage = await dayUsage();
+    }
+    expect(usage).toMatchObject({ used: admitted, reserved: 0 });
+  });
+
   it('a stalled Redis (SIGSTOP: connected, silent) never stalls the API; /readyz says degraded, then ready', async () => {
     const redis = await privateRedis();
     const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });

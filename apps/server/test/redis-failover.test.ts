@@ -174,6 +174,26 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
   });
 });
 
+describe.runIf(redisTopology === 'sentinel')(
+  'one Sentinel of three silent (SIGSTOP: connected, answering nothing)',
+  () => {
+    it('a failover run by the other two is followed: shared again within 5 s; a start meanwhile takes under 5 s', async () => {
+      const sentinels = await startSentinels();
+      cleanups.push(() => sentinels.stop());
+      const { servers } = await instances(sentinels);
+      await sharedAgain(servers);
+      sentinels.silence(0); // the first the URL names, which a client asked first
+      await sentinels.failover(); // asked of a Sentinel that speaks
+      const afterFailover = Date.now();
+      expect((await sharedAgain(servers)) - afterFailover).toBeLessThanOrEqual(5_000);
+      const started = Date.now();
+      const late = await startServer({ store: { ...(await freshStore()), REDIS_URL: sentinels.url } });
+      cleanups.push(() => late.close());
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+  },
+);
+
 describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resharding under load', () => {
   it('a primary killed, then a slot moved key by key: every request answered 200, no MOVED, ASK or CROSSSLOT reaches a client or the log, admissions counted within the bound', async () => {
     const cluster = await startCluster();

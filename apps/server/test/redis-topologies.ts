@@ -112,6 +112,8 @@ export type SentinelSet = {
   failover(): Promise<number>;
   /** Kills the primary; resolves with the new one's port once the Sentinels have promoted it. */
   killPrimary(): Promise<{ port: number; promotedAt: number }>;
+  /** Stops the Sentinel at `index` of the URL (SIGSTOP: connected, silent); the others run the failovers. */
+  silence(index: number): void;
   stop(): Promise<void>;
 };
 
@@ -138,7 +140,9 @@ export async function startSentinels(): Promise<SentinelSet> {
       await redis.start(port, [conf, '--sentinel']);
     }
     const sentinelPorts = sentinels as number[];
-    const named = async (port = sentinelPorts[0] as number) =>
+    const silent = new Set<number>();
+    const speaking = () => sentinelPorts.filter((port) => !silent.has(port));
+    const named = async (port = speaking()[0] as number) =>
       Number(((await ask(port, 'SENTINEL', 'get-master-addr-by-name', primaryName)) as string[])[1]);
     // Ready when every Sentinel knows the replica and the two other Sentinels (a kill needs their quorum).
     for (const port of sentinelPorts) {
@@ -157,7 +161,7 @@ export async function startSentinels(): Promise<SentinelSet> {
       });
     // After a failover, until the old primary replicates the new one and every Sentinel sees it so.
     const settled = async (port: number) => {
-      for (const sentinel of sentinelPorts) {
+      for (const sentinel of speaking()) {
         await until('every Sentinel to agree on the primary and see its replica', async () => {
           if ((await named(sentinel)) !== port) return false;
           const replicas = (await ask(sentinel, 'SENTINEL', 'replicas', primaryName)) as string[][];
@@ -172,7 +176,7 @@ export async function startSentinels(): Promise<SentinelSet> {
       url: `redis+sentinel://${sentinelPorts.map((p) => `127.0.0.1:${p}`).join(',')}/${primaryName}`,
       async failover() {
         const from = await named();
-        await ask(sentinelPorts[0] as number, 'SENTINEL', 'FAILOVER', primaryName);
+        await ask(speaking()[0] as number, 'SENTINEL', 'FAILOVER', primaryName);
         const port = await promoted(from);
         await settled(port);
         // The old primary follows the new one and has its data: only then can it take over again.
@@ -188,6 +192,11 @@ export async function startSentinels(): Promise<SentinelSet> {
         await redis.kill(node);
         const port = await promoted(from);
         return { port, promotedAt: Date.now() };
+      },
+      silence(index) {
+        const port = sentinelPorts[index] as number;
+        redis.started.find((node) => node.port === port)?.child.kill('SIGSTOP');
+        silent.add(port);
       },
       stop: () => redis.stopAll(),
     };

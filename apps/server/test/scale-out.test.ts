@@ -22,6 +22,21 @@ const keyOn = async (store: TestStore, perMinute: number) =>
 const codeOf = async (res: Response) =>
   res.status === 200 ? 200 : ((await res.json()) as { code: string }).code;
 
+describe('instances started together', () => {
+  it('four started at once on a new store migrate it once and all serve (the migrations are one transaction under a lock)', async () => {
+    const store = await freshStore();
+    const started = await Promise.allSettled(
+      Array.from({ length: 4 }, () => startProcess({ ...store, NODE_ENV: 'production', LOG_LEVEL: 'warn' })),
+    );
+    running.push(...started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : [])));
+    expect(started.map((s) => (s.status === 'rejected' ? String(s.reason) : 'started'))).toEqual(
+      Array(4).fill('started'),
+    );
+    const key = await keyOn(store, 100);
+    for (const server of running) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+  });
+});
+
 describe('three instances on one store', () => {
   it('admit exactly 20 of 300 concurrent requests against a 20/min key', async () => {
     const store = await freshStore();

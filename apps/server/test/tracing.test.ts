@@ -5,7 +5,7 @@
 // PostgreSQL's) and the counters' spans under it, the trace ids on the log lines, and no secret anywhere.
 import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -226,6 +226,34 @@ describe(`traces over OTLP (${backend})`, () => {
       }
     },
   );
+
+  it('with a collector that accepts and never answers, SIGTERM still exits 0 within the bound: the last spans get what the bound leaves', async () => {
+    const store = await freshStore();
+    const key = (await createKey(serverDist, { ...store }, ...enterprise(10_000, 100_000))).key;
+    const held: Socket[] = [];
+    const silent = createNetServer((socket) => held.push(socket)); // reads nothing, answers nothing
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const server = await start({
+        ...store,
+        NODE_ENV: 'production',
+        SHUTDOWN_GRACE_SECONDS: '2',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, // the exporter's own timeout: 10 s
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+      });
+      for (let i = 0; i < 5; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+      const stopping = performance.now();
+      expect(await server.stop()).toBe(0);
+      expect(performance.now() - stopping).toBeLessThan(3_000); // SHUTDOWN_GRACE_SECONDS + 1 s
+      expect(server.output()).toContain('"msg":"stopped"');
+    } finally {
+      for (const socket of held) socket.destroy();
+      silent.close();
+    }
+  });
 
   it('OTLP metrics are sent when OTEL_METRICS_EXPORTER asks for them', async () => {
     const store = await freshStore();

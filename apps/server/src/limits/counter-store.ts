@@ -25,8 +25,11 @@ export type Grant = {
 /** The epoch of a stand-in store's points (CounterStore.epoch): this process's memory, while Redis is out. */
 export const fallbackEpoch = -1;
 
-/** Who takes points for a lease, and how long it may hold them unused (CounterStore.take). */
-export type Holder = { holder: string; holdMs: number };
+/**
+ * Who takes points for a lease, and how long it may hold them unused (CounterStore.take); `id` names the
+ * take where its answer can be lost (a network store), so that it can be undone (CounterStore.undo).
+ */
+export type Holder = { holder: string; holdMs: number; id?: string };
 
 /** The holder name of the whole window's holds when several hold at once. */
 export const severalHolders = '*';
@@ -45,6 +48,12 @@ export interface CounterStore {
    * counts once, so a give-back whose answer was lost can be retried.
    */
   giveBack(key: string, points: number, resetAt: number, id?: string): Promise<void>;
+  /**
+   * Undoes the take named `id` of the window `key` whose answer never came (it timed out, the connection
+   * failed): its points go back if it was carried out, and it grants nothing if it arrives later. Only a
+   * store whose answers can be lost has it (Redis, under insurance: insured.ts).
+   */
+  undo?(key: string, id: string): Promise<void>;
   /** The points taken from the window named `key` and when it ends; `{ used: 0, resetAt: 0 }` when none runs. */
   read(key: string): Promise<{ used: number; resetAt: number }>;
   /** When the window or mark named `key` ends (epoch milliseconds), or 0 when none runs. */

@@ -14,6 +14,7 @@
 // insured; what is particular to an engine (its connection's events, its ping, its marker) comes in
 // through a SharedStoreWatch (store/redis/counters.ts for Redis). Written by hand:
 // docs/decisions.md#redis-breaker.
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { propagationMs } from '../bounds.js';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
@@ -91,6 +92,7 @@ export function insured(
           }
           down = undefined;
           logger.warn(`${watch.name} reachable again: rate limits are shared across instances again`);
+          if (kept) void undoLost(); // a store that lost its data lost those takes too
         },
         () => {}, // not yet: the probe asks again
       )
@@ -139,6 +141,21 @@ export function insured(
   probe.unref();
 
   const memory = memoryCounters(now);
+  /** Takes whose answer never came, to undo once the store answers again (CounterStore.undo). */
+  let undoes: { key: string; id: string; epoch: number }[] = [];
+  const undoLost = async () => {
+    const due = undoes.filter((u) => u.epoch === epoch);
+    undoes = [];
+    const failed = await Promise.all(
+      due.map((u) =>
+        (shared.undo as NonNullable<CounterStore['undo']>)(u.key, u.id).then(
+          () => [],
+          () => [u],
+        ),
+      ),
+    );
+    undoes.push(...failed.flat()); // the next return tries them again
+  };
   /**
    * A window operation on the shared store, or on memory while it is out. A call that fails switches every
    * call to memory at once (no other request waits out the same silence); the probe switches back.
@@ -168,9 +185,17 @@ export function insured(
       sharedOrMemory(
         async () => {
           const at = epoch; // the epoch the points come from, even if the store comes back empty meanwhile
-          const grant = await shared.take(key, want, limit, windowMs, lease);
-          if (lease) seen.set(key, { used: grant.used, resetAt: grant.resetAt });
-          return { ...grant, epoch: at };
+          // A lease's take is named: when its answer never comes, it is undone once the store answers again
+          // (a stalled Redis carries out what it had received when it resumes: those points were never used).
+          const named = lease && shared.undo ? { ...lease, id: lease.id ?? randomUUID() } : lease;
+          try {
+            const grant = await shared.take(key, want, limit, windowMs, named);
+            if (lease) seen.set(key, { used: grant.used, resetAt: grant.resetAt });
+            return { ...grant, epoch: at };
+          } catch (error) {
+            if (named?.id) undoes.push({ key, id: named.id, epoch: at });
+            throw error;
+          }
         },
         // A lease's window: this instance's share of what was left. Other counts (a key's violations)
         // keep their limit.
@@ -187,6 +212,9 @@ export function insured(
         () => shared.read(key),
         () => memory.read(key),
       ),
+    ...(shared.undo && {
+      undo: (key: string, id: string) => sharedOnly(async () => shared.undo?.(key, id)),
+    }),
     endsAt: (key) => sharedOnly(() => shared.endsAt(key)),
     mark: (key, ms) => sharedOnly(() => shared.mark(key, ms)),
     delete: (key) =>

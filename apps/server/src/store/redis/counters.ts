@@ -16,26 +16,36 @@ import type { FailoverListener } from './failovers.js';
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
 
+/** How long a named take's record lasts: long enough for any undo (an outage's end) to find it. */
+const takeRecordMs = 600_000;
+
 // KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
-// hold); ARGV want, limit, window ms, hold ms, holder. Returns granted, used, ms until the window ends, ms
-// until the hold of other holders ends (0: none). A new window forgets the old one's hold.
+// hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
+// hold ms, holder, the take's name ('' for none). Returns granted, used, ms until the window ends, ms until
+// the hold of other holders ends (0: none). A new window forgets the old one's hold; a grant's hold ends
+// holdMs after it (every instance holds alike: the latest ends last). A named take whose record exists was
+// undone before it arrived: it grants nothing. Six commands for a lease's take (three before holds).
 const take = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
 local fresh = ttl <= 0
 local hold = tonumber(ARGV[4])
 local holder = ARGV[5]
-if fresh then used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2]) end
+local by = false
+if fresh then
+  used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2])
+else
+  by = redis.call('GET', KEYS[2])
+end
 local granted = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
+if ARGV[6] ~= '' and redis.call('SET', KEYS[3], granted, 'NX', 'GET', 'PX', ${takeRecordMs}) then granted = 0 end
 if granted > 0 then
   if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
   if hold > 0 then
-    local by = redis.call('GET', KEYS[2])
     if by and by ~= holder then by = '${severalHolders}' else by = holder end
-    redis.call('SET', KEYS[2], by, 'PX', math.max(hold, redis.call('PTTL', KEYS[2])))
+    redis.call('SET', KEYS[2], by, 'PX', hold)
   end
 end
-local by = redis.call('GET', KEYS[2])
 local held = 0
 if by and by ~= holder then held = math.max(0, redis.call('PTTL', KEYS[2])) end
 return {granted, used + granted, ttl, held}`;
@@ -49,6 +59,17 @@ return {granted, used + granted, ttl, held}`;
 const beside = (window: string, what: string) =>
   /^[^{]*\{[^}]+\}/.test(window) ? `${window}:${what}` : `{${window}}:${what}`;
 export const heldName = (window: string) => beside(window, 'held');
+
+// KEYS[1] the window, KEYS[2] the take's record. The take's points go back once, if it was carried out
+// (its record says what it granted) and its window still runs; a take that was not is recorded as undone.
+const undo = `
+local granted = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], 'undone', 'PX', ${takeRecordMs})
+if not granted or granted == 'undone' then return 0 end
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local back = math.min(used, tonumber(granted))
+if back > 0 and redis.call('PTTL', KEYS[1]) > 0 then redis.call('DECRBY', KEYS[1], back) end
+return back`;
 
 // KEYS[1] the window, KEYS[2] the give-back's name (beside); ARGV points. The window still running is the
 // one the points came from: a lease is given back only before its window ends (limits/leases.ts). A
@@ -66,12 +87,15 @@ type Scripts = RedisClient & {
   leaseTake(
     key: string,
     held: string,
+    record: string,
     want: number,
     limit: number,
     windowMs: number,
     holdMs: number,
     holder: string,
+    id: string,
   ): Promise<[number, number, number, number]>;
+  leaseUndo(key: string, record: string): Promise<number>;
   leaseGiveBack(key: string, back: string, points: number): Promise<number>;
 };
 
@@ -99,7 +123,8 @@ async function countKeys(redis: RedisClient, pattern: string): Promise<number> {
  * of a Sentinel failover (failovers.ts).
  */
 export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
-  redis.defineCommand('leaseTake', { numberOfKeys: 2, lua: take });
+  redis.defineCommand('leaseTake', { numberOfKeys: 3, lua: take });
+  redis.defineCommand('leaseUndo', { numberOfKeys: 2, lua: undo });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 2, lua: giveBack });
   const client = redis as Scripts;
   const name = (key: string) => `${keyPrefix}${key}`;
@@ -109,14 +134,19 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
       const [granted, used, ttl, held] = await client.leaseTake(
         window,
         heldName(window),
+        beside(window, `take:${lease?.id ?? ''}`),
         want,
         limit,
         windowMs,
         lease?.holdMs ?? 0,
         lease?.holder ?? '',
+        lease?.id ?? '',
       );
       const at = now();
       return { granted, used, resetAt: at + ttl, heldUntil: held > 0 ? at + held : 0 };
+    },
+    async undo(key, id) {
+      await client.leaseUndo(name(key), beside(name(key), `take:${id}`));
     },
     async giveBack(key, points, resetAt, id = randomUUID()) {
       if (resetAt > now()) await client.leaseGiveBack(name(key), beside(name(key), `back:${id}`), points);
