@@ -215,7 +215,9 @@ export class Leases {
 
   /**
    * Adds the lease's count `which` to the shared counter `counter`, which ends when the window does (a take
-   * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead.
+   * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead. Taken as a
+   * lease's take is (named, where the store can lose answers): one that failed but was carried out is
+   * undone when the store answers again, so the next try does not count it twice.
    */
   async #add(
     counter: string,
@@ -228,7 +230,7 @@ export class Leases {
     lease[which] = 0;
     const windowEnds = lease.resetAt;
     const added = await this.store
-      .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd)
+      .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.#holder, holdMs: 0 })
       .then((grant) => grant.epoch !== fallbackEpoch)
       .catch(() => false);
     if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
