@@ -71,10 +71,6 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
             ...(address.sentinelPassword && { sentinelPassword: address.sentinelPassword }),
             ...(address.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
             sentinelRetryStrategy: retryStrategy,
-            // A Sentinel that is connected and answers nothing (stopped, overloaded) is given up on within
-            // the command timeout, and the next asked: else a start, or a move to a new primary, waited
-            // on it for as long as it stayed silent (72 s, measured).
-            sentinelCommandTimeout: commandTimeoutMs,
             // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
             // at the old primary's first refusal or silence.
             failoverDetector: true,
