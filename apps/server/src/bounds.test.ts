@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { propagationMs, propagationText } from './bounds.js';
 import { banCacheMs } from './limits/ban-cache.js';
-import { instancesCountMs } from './limits/insured.js';
+import { instanceLiveMs, instancesCountMs } from './limits/insured.js';
 import { holdMs, leaseCoverMs, leaseMs, maxLease } from './limits/leases.js';
 import { reportMs } from './limits/policy.js';
 import { keyCacheMs } from './store/key-cache.js';
@@ -50,7 +50,10 @@ describe('the lease and outage bounds', () => {
     ['a lease lasts', `**Length: ${leaseMs} ms.**`],
     ['the store holds a window for', `held_ for ${number(holdMs)} ms from each grant`],
     ['a refusal while held asks at most', `asks a wait of at most ${holdMs / 1000} s`],
-    ['the instances are counted every', `counted every ${instancesCountMs / 1000} s while Redis answers`],
+    [
+      'the instances are counted every',
+      `counted every ${instancesCountMs / 1000} s while Redis answers; a crashed instance\nstops counting within ${instanceLiveMs / 1000} s`,
+    ],
   ])('docs/rate-limits.md states what the code does: %s', (_, sentence) => {
     expect(page).toContain(sentence);
   });

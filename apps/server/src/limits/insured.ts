@@ -1,8 +1,8 @@
 // A shared counter store insured by this process's memory (as rate-limiter-flexible's insurance store): while
 // the shared store is unreachable or stalled, the windows fall back to memory (memory-counters.ts), so the
 // service stays up and every key is still limited, per instance: each instance admits its share of what
-// the window had left when it last asked the shared store, that divided by the live instances (their
-// markers, counted every 5 seconds while shared), rounded up. So an outage over-admits a window by at most
+// the window had left when it last asked the shared store, that divided by the live instances (as the
+// shared store counts them every 5 seconds while it answers), rounded up. So an outage over-admits a window by at most
 // what other instances took of it since this one's last look, shared out, plus one point per instance:
 // never N times the quota (docs: the outage bound). Marks (bans) have no such fallback: they fail, and
 // the limiter honours the bans it has seen (ban-cache.ts).
@@ -37,12 +37,14 @@ export type SharedStoreWatch = {
   remember(): Promise<unknown>;
   /** Takes the marker away (a graceful stop). */
   forget(): Promise<unknown>;
-  /** How many instances' markers the store holds now (this one's included). */
+  /** How many instances are alive as the store counts them (this one included). */
   instances(): Promise<number>;
 };
 
 /** How often the live instances are counted while the shared store answers: within the propagation bound. */
 export const instancesCountMs = propagationMs;
+/** An instance that has not said it is alive for this long (crashed) is no longer counted. */
+export const instanceLiveMs = 3 * instancesCountMs;
 
 /** The insured counters, why they run on memory now (undefined when shared), and the stop of the probe. */
 export function insured(

@@ -71,6 +71,11 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
             ...(address.sentinelPassword && { sentinelPassword: address.sentinelPassword }),
             ...(address.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
             sentinelRetryStrategy: retryStrategy,
+            // A Sentinel that is connected and answers nothing (stopped, overloaded) is given up on, and the
+            // next one asked: else a move to a new primary waited on it for as long as it stayed silent
+            // (the instances stayed degraded: 72 s measured from outside, 15 s+ in the test on a loaded
+            // machine). Never under 2 s: a slow Sentinel is not a silent one.
+            sentinelCommandTimeout: Math.max(2_000, commandTimeoutMs),
             // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
             // at the old primary's first refusal or silence.
             failoverDetector: true,

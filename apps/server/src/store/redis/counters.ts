@@ -6,18 +6,20 @@
 // destroyed and replaced (connect.ts: ioredis's socketTimeout), so that Redis answers again within a
 // reconnection of a heal, not after TCP's back-off.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
-import { insured } from '../../limits/insured.js';
+import { instanceLiveMs, insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
 import type { FailoverListener } from './failovers.js';
 
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
 
-/** How long a named take's record lasts: long enough for any undo (an outage's end) to find it. */
-const takeRecordMs = 600_000;
+/**
+ * How long a named take's record lasts: from the take to its undo (once Redis answers again: seconds), or
+ * from an undo to a take still on its way. A minute, so that a busy key leaves few records behind.
+ */
+const takeRecordMs = 60_000;
 
 // KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
 // hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
@@ -100,22 +102,26 @@ type Scripts = RedisClient & {
 };
 
 /**
- * How many keys match `pattern`, on every primary of a Cluster: SCAN, never KEYS (which blocks Redis). A
- * marker left by an instance that crashed counts until it expires (a day): shares come out smaller, never
- * larger.
+ * The live instances: a sorted set of one key (one Cluster slot), each instance's id scored with when it
+ * last said it was alive; one that has not said so for `liveMs` (crashed) is no longer counted. Counting
+ * markers with SCAN instead walked the whole keyspace every few seconds in every instance.
  */
-async function countKeys(redis: RedisClient, pattern: string): Promise<number> {
-  const nodes = 'nodes' in redis && redis.isCluster ? redis.nodes('master') : [redis as Redis];
-  let count = 0;
-  for (const node of nodes) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1_000);
-      cursor = next;
-      count += keys.length;
-    } while (cursor !== '0');
-  }
-  return count;
+function liveInstances(redis: RedisClient, key: string, id: string, liveMs: number) {
+  return {
+    /** Says this instance is alive, drops the ones that have not for liveMs, and counts the rest. */
+    async count(): Promise<number> {
+      const now = Date.now();
+      const [, , [, counted] = []] = (await redis
+        .multi()
+        .zadd(key, now, id)
+        .zremrangebyscore(key, 0, now - liveMs)
+        .zcard(key)
+        .pexpire(key, liveMs * 2)
+        .exec()) as [Error | null, unknown][];
+      return Number(counted);
+    },
+    leave: () => redis.zrem(key, id),
+  };
 }
 
 /**
@@ -173,7 +179,9 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
   // the first instance back would set a shared one, and every other would take the empty Redis for the
   // one it left (keeping leases the new Redis never counted, and never saying it). It lasts a day,
   // renewed hourly, and goes at a graceful stop.
-  const marker = `${keyPrefix}marker:${randomUUID()}`;
+  const instance = randomUUID();
+  const marker = `${keyPrefix}marker:${instance}`;
+  const live = liveInstances(redis, `${keyPrefix}instances`, instance, instanceLiveMs);
   const remember = () => redis.set(marker, '1', 'PX', markerMs);
   const renew = setInterval(() => void remember().catch(() => {}), markerMs / 24);
   renew.unref();
@@ -228,9 +236,9 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
       remember,
       forget: () => {
         clearInterval(renew);
-        return redis.del(marker);
+        return Promise.all([redis.del(marker), live.leave()]);
       },
-      instances: () => countKeys(redis, `${keyPrefix}marker:*`),
+      instances: () => live.count(),
     },
     logger,
     now,
