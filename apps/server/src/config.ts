@@ -354,9 +354,10 @@ function unencodedCredentials(url: string): boolean {
   const after = rest.slice(end);
   const at = after.indexOf('@');
   if (at < 0) return false;
+  if (after.includes('#')) return true; // REDIS_URL never has a fragment: the '#' was in the password
   const query = after.indexOf('?');
   const value = query < 0 ? -1 : after.indexOf('=', query);
-  return after.includes('#') ? at < after.length : value < 0 || at < value;
+  return value < 0 || at < value;
 }
 
 function nodes(list: string, port: number): RedisNode[] {

@@ -2,9 +2,9 @@
 // the shared store is unreachable or stalled, the windows fall back to memory (memory-counters.ts), so the
 // service stays up and every key is still limited, per instance: each instance admits its share of what
 // the window had left when it last asked the shared store, that divided by the live instances (as the
-// shared store counts them every 5 seconds while it answers), rounded up. So an outage over-admits a window by at most
-// what other instances took of it since this one's last look, shared out, plus one point per instance:
-// never N times the quota (docs: the outage bound). Marks (bans) have no such fallback: they fail, and
+// shared store counts them every 5 seconds while it answers), rounded up. So an outage over-admits a
+// window by at most what other instances took of it since this one's last look, shared out, plus one point
+// per instance: never N times the quota (docs/rate-limits.md). Marks (bans) have no such fallback: they fail, and
 // the limiter honours the bans it has seen (ban-cache.ts).
 //
 // The first call that fails (or stays unanswered past the store's own deadline) switches every call to
@@ -55,8 +55,6 @@ export function insured(
 ): {
   counters: CounterStore;
   degraded(): string | undefined;
-  /** The live instances as last counted (1 until counted). */
-  instances(): number;
   stop(): Promise<void>;
 } {
   /** Why memory answers now; undefined while the shared store does. */
@@ -241,5 +239,5 @@ export function insured(
     clearInterval(counting);
     if (!down) await watch.forget().catch(() => {});
   };
-  return { counters, degraded: () => down, instances: () => instances, stop };
+  return { counters, degraded: () => down, stop };
 }

@@ -107,6 +107,9 @@ function refused(
 const shortestWaitMs = 1_000;
 
 const ms = (name: WindowName) => windowSeconds[name] * 1000;
+/** The windows with the one that refused shown exhausted, whatever points held elsewhere may bring back. */
+const exhausted = (states: WindowState[], name: WindowName): WindowState[] =>
+  states.map((s) => (s.name === name ? { ...s, remaining: 0 } : s));
 const state = (name: WindowName, { limit, remaining, resetAt }: WindowView): WindowState => ({
   name,
   limit,
@@ -221,14 +224,12 @@ export function createRateLimiter(
       if (ban > 0) return refused(peek(), now(), { banMs: ban });
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
-    // The refused window is shown exhausted, whatever points held elsewhere may bring back.
-    const refusedBy = (name: WindowName) => peek().map((s) => (s.name === name ? { ...s, remaining: 0 } : s));
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
-    if (!minute.admitted) return limited(subject.id, refusedBy('minute'), minute.heldMs);
+    if (!minute.admitted) return limited(subject.id, exhausted(peek(), 'minute'), minute.heldMs);
     const day = await leases.take(key.day, subject.perDay, ms('day'));
     if (!day.admitted) {
       leases.untake(key.minute); // the request did not count after all
-      return limited(subject.id, refusedBy('day'), day.heldMs);
+      return limited(subject.id, exhausted(peek(), 'day'), day.heldMs);
     }
     return { allowed: true, windows: [state('minute', minute), state('day', day)] };
   }
@@ -236,7 +237,7 @@ export function createRateLimiter(
   async function consumeAddress(address: string): Promise<Decision> {
     const taken = await leases.take(`address:${address}`, options.anonymousPerMinute, ms('minute'));
     if (taken.admitted) return { allowed: true, windows: [state('minute', taken)] };
-    const states = [{ ...state('minute', taken), remaining: 0 }];
+    const states = exhausted([state('minute', taken)], 'minute');
     return refused(states, now(), {
       atMostMs: taken.heldMs > 0 ? Math.max(shortestWaitMs, taken.heldMs) : undefined,
     });

@@ -50,12 +50,9 @@ export function clusterScrape(registry: Registry): () => Promise<string> {
     });
 }
 
-/** prom-client's answer of a worker to the AggregatorRegistry's request (its lib/cluster.js). */
-type WorkerMetrics = {
-  type: 'prom-client:getMetricsRes';
-  metrics: MetricObjectWithValues<MetricValue<string>>[];
-};
-type Metrics = WorkerMetrics['metrics'];
+type Metrics = MetricObjectWithValues<MetricValue<string>>[];
+/** prom-client's answer of a worker to the AggregatorRegistry's request: one list per registry (its lib/cluster.js). */
+type WorkerMetrics = { type: 'prom-client:getMetricsRes'; metrics: Metrics[] };
 
 /**
  * In the primary: answers each worker's scrape with every worker's metrics, aggregated. A worker that dies

@@ -54,9 +54,9 @@ return {granted, used + granted, ttl, held}`;
 
 /**
  * A name beside a window, in its hash slot, so that one script touches both in a Cluster: its hold
- * (`held`), or one give-back (`back:<id>`). A name without a hash tag hashes whole, so it becomes the new
- * name's tag; one with a tag (from the prefix: config.ts allows braces only as one) keeps it. Releases
- * before these never read them.
+ * (`held`), one give-back (`back:<id>`) or one take's record (`take:<id>`). A name without a hash tag
+ * hashes whole, so it becomes the new name's tag; one with a tag (from the prefix: config.ts allows braces
+ * only as one) keeps it. Releases before these never read them.
  */
 const beside = (window: string, what: string) =>
   /^[^{]*\{[^}]+\}/.test(window) ? `${window}:${what}` : `{${window}}:${what}`;
