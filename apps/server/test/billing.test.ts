@@ -208,10 +208,12 @@ describe('bans across instances', () => {
 });
 
 describe('usage metering across stops', () => {
+  // Summed from yesterday: a run that crosses midnight UTC counts on two days (the default range is today only).
   const countsOf = async (server: ServerProcess, id: string) => {
-    const res = await admin(server, `/keys/${id}/usage`);
-    const [day] = ((await res.json()) as { days: { admitted: number }[] }).days;
-    return day?.admitted ?? 0;
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const res = await admin(server, `/keys/${id}/usage?from=${yesterday}`);
+    const { days } = (await res.json()) as { days: { admitted: number }[] };
+    return days.reduce((sum, day) => sum + day.admitted, 0);
   };
   const newKey = async (server: ServerProcess) =>
     (await (

@@ -86,6 +86,11 @@ type Lease = {
   owed: number;
   /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
   unreportedLeased: number;
+  /**
+   * The report to the leased count on its way, if any: until it answers, its points are neither
+   * unreported nor known to be counted, so a give-back waits for it (#giveBackOf).
+   */
+  reportingLeased?: Promise<void>;
   /** When the store last granted nothing (the window is exhausted), and when to ask it again. */
   exhaustedAt?: number;
   recheckAt: number;
@@ -229,13 +234,21 @@ export class Leases {
     if (points <= 0 || untilEnd <= 0 || this.store.epoch === fallbackEpoch) return;
     lease[which] = 0;
     const windowEnds = lease.resetAt;
-    const added = await this.store
+    const adding = this.store
       .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.#holder, holdMs: 0 })
       .then((grant) => grant.epoch !== fallbackEpoch)
-      .catch(() => false);
-    if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
-    // What a stand-in admitted is now taken in the shared window by this process: leased and used.
-    if (added && which === 'owed') lease.unreportedLeased += points;
+      .catch(() => false)
+      .then((added) => {
+        if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
+        // What a stand-in admitted is now taken in the shared window by this process: leased and used.
+        if (added && which === 'owed') lease.unreportedLeased += points;
+      });
+    if (which !== 'unreportedLeased') return adding;
+    const reporting: Promise<void> = adding.finally(() => {
+      if (lease.reportingLeased === reporting) lease.reportingLeased = undefined;
+    });
+    lease.reportingLeased = reporting;
+    return reporting;
   }
 
   /**
@@ -273,6 +286,7 @@ export class Leases {
    * answer lost in a cut), so its points wait, unusable, and it is sent again under the same name later.
    */
   async #return(key: string, lease: Lease): Promise<void> {
+    while (lease.reportingLeased) await lease.reportingLeased; // #giveBackOf: what the leased count holds
     clearTimeout(lease.returner);
     lease.returner = undefined;
     const epoch = this.store.epoch ?? 0;
@@ -348,10 +362,13 @@ export class Leases {
     // The key's limit changed mid-window: what this process holds goes back, the new limit applies; what
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
-      const settled = Promise.all([
-        lease.left > 0 && this.#giveBack(key, lease, this.#giveBackOf(lease, lease.left)),
-        this.#report(key, lease),
-      ]).then(() => {
+      const settled = (async () => {
+        while (lease.reportingLeased) await lease.reportingLeased; // as in #return
+        await Promise.all([
+          lease.left > 0 && this.#giveBack(key, lease, this.#giveBackOf(lease, lease.left)),
+          this.#report(key, lease),
+        ]);
+      })().then(() => {
         this.#settling.delete(settled);
       });
       this.#settling.add(settled);
