@@ -138,10 +138,10 @@ describe.runIf(available)('the container image', () => {
     const again = await runImage(second, {}, '--read-only', '-v', `${volume}:/var/lib/animal-store`);
     const listed = new Set<number>();
     for (let next: string | undefined = `${again}/v1/pets?limit=100`; next; ) {
-      const res = await fetch(next, { headers: { authorization: `Bearer ${key}` } });
+      const res: Response = await fetch(next, { headers: { authorization: `Bearer ${key}` } });
       expect(res.status).toBe(200);
       for (const pet of (await res.json()) as { id: number }[]) listed.add(pet.id);
-      const link = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+      const link: string | undefined = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
       next = link && new URL(link, again).toString();
     }
     expect(acknowledged.filter((id) => !listed.has(id))).toEqual([]);
