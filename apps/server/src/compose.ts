@@ -63,7 +63,14 @@ export async function composeService(
   const meter = new UsageMeter(store.usage, logger, { retentionDays: config.usageRetentionDays });
   stops.onStop(() => meter.close());
   const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
-  const metrics = serviceMetrics(backend.name);
+  const metrics = serviceMetrics(backend.name, {
+    degraded: backend.degraded,
+    ready: () =>
+      store.check().then(
+        () => true,
+        () => false,
+      ),
+  });
   const health = new StoreHealth(logger); // one for both apps: /readyz sees an admin write that failed
   const app = await createApp({
     contract,

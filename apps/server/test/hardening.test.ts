@@ -94,6 +94,9 @@ describe('a create whose response would break the contract', () => {
       expect(await res.json()).toEqual(error(500, 'An unexpected error occurred.'));
       expect(await strict.petCount()).toBe(0);
       expect(strict.violations).toEqual([expect.objectContaining({ method: 'POST', path: '/v1/pets' })]);
+      // Counted for the alert rules (deploy/prometheus: AnimalStoreContractViolation).
+      const scrape = await (await fetch(`${strict.url}/metrics`)).text();
+      expect(scrape).toMatch(/^animal_store_contract_violations_total\{api="public"\} 1$/m);
       strict.violations.length = 0; // seen and asserted
       strict.expectNoContractViolations();
       expect(await (await call(`${strict.url}/v1/pets`, strictKey)).json()).toEqual([]);

@@ -57,6 +57,9 @@ describe('GET /metrics', () => {
     expect(sample(text, decisions, { plan: 'anonymous', decision: 'admitted' })).toBe(1);
     expect(sample(text, 'animal_store_bans_started_total', { plan: 'enterprise' })).toBe(1);
     expect(text).toMatch(/animal_store_build_info\{version="[^"]+",contract="[^"]+",backend="[a-z+]+"\} 1/);
+    // For the alert rules (deploy/prometheus): the store answers, the limits are not per instance.
+    expect(text).toMatch(/^animal_store_ready 1$/m);
+    expect(text).toMatch(/^animal_store_rate_limits_per_instance 0$/m);
     expect(text).toContain('nodejs_eventloop_lag_seconds');
     expect(text).toContain('process_resident_memory_bytes');
     // Scraping is not an API request: not counted, not limited.

@@ -33,7 +33,7 @@ export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
   /** Requests a minute per admin token (per instance). */
   perMinute: number;
   /** The service's metrics (audit records are counted there, and store errors). */
-  metrics: Pick<Metrics, 'adminChanges' | 'storeErrors'>;
+  metrics: Pick<Metrics, 'adminChanges' | 'storeErrors' | 'contractViolations'>;
   /** The service's record of whether the store takes writes (the public app's /readyz reads it). */
   health?: StoreHealth;
   /** OpenTelemetry is on: each request's span is described (tracing/spans.ts). */
@@ -45,10 +45,14 @@ export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
 export function createAdminApp(deps: AdminAppDeps): Express {
   const { logger } = deps;
   const { contract, basePath } = loadAdminContract();
-  const onViolation =
+  const report =
     deps.onContractViolation ??
     ((violation: ContractViolation) =>
       logger.error({ violation }, 'admin response breaks the admin contract'));
+  const onViolation = (violation: ContractViolation) => {
+    deps.metrics.contractViolations.inc({ api: 'admin' });
+    report(violation);
+  };
   return contractApp({
     logger,
     contract,

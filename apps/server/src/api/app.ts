@@ -77,20 +77,27 @@ export type AppDeps = {
 };
 
 /** The service's metrics, labelled with what runs. */
-export const serviceMetrics = (backend = 'unknown'): Metrics =>
-  createMetrics({ build: { version: serverVersion, contract: interfaceVersion, backend } });
+export const serviceMetrics = (
+  backend = 'unknown',
+  status: { degraded?: () => string | undefined; ready?: () => Promise<boolean> } = {},
+): Metrics =>
+  createMetrics({ build: { version: serverVersion, contract: interfaceVersion, backend }, ...status });
 
 export async function createApp(deps: AppDeps): Promise<Express> {
   const { store, logger } = deps;
   const contract = deps.contract ?? loadContract();
   const cursors = createCursors(await store.setting('cursor_secret', () => randomBytes(32).toString('hex')));
-  const onViolation =
+  const metrics = deps.metrics ?? serviceMetrics(deps.backend, { degraded: deps.degraded });
+  const report =
     deps.onContractViolation ??
     ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract'));
+  const onViolation = (violation: ContractViolation) => {
+    metrics.contractViolations.inc({ api: 'public' });
+    report(violation);
+  };
 
   // Values judged against the contract's schemas before they are committed or sent (validation.ts).
   const checks = schemaChecks(contract, onViolation);
-  const metrics = deps.metrics ?? serviceMetrics(deps.backend);
 
   const health = deps.health ?? new StoreHealth(logger);
   return contractApp({

@@ -24,8 +24,11 @@ import { memoryCounters } from './memory-counters.js';
 export type SharedStoreWatch = {
   /** The store's name in the log lines (`Redis`). */
   name: string;
-  /** Calls `listener` with a reason when the store's connection fails or closes. */
-  onLost(listener: (reason: string) => void): void;
+  /**
+   * Calls `listener` with a reason when the store's connection fails or closes, or when the store is being
+   * moved on purpose (`planned`: a Sentinel failover), which is logged as a warning, not an error.
+   */
+  onLost(listener: (reason: string, planned?: boolean) => void): void;
   /** Calls `listener` when the store's connection is (re)established. */
   onReady(listener: () => void): void;
   /** Whether the connection is up, so worth a probe (when not, onReady will say when it is back). */
@@ -63,14 +66,14 @@ export function insured(
   let epoch = 0;
   /** Set by stop: the connection's close from here on is the service's own doing, not an outage to log. */
   let stopped = false;
-  const lost = (reason: string) => {
+  const lost = (reason: string, planned = false) => {
     if (down) return;
     // Down even after the stop (nothing is logged then: closing the connection is not an outage), so that
     // every call answers from memory alike; a call that fell back while the epoch still said "shared"
     // would have its points dropped at once, and the lease loop would ask again and again (leases.ts).
     down = reason;
     if (stopped) return;
-    logger.error(
+    logger[planned ? 'warn' : 'error'](
       { reason },
       `${watch.name} unreachable: rate limits fall back to per-instance memory until it returns`,
     );

@@ -1,5 +1,6 @@
 // Prometheus metrics (prom-client) for operators: requests and latency by the contract's operationId and
-// status, rate-limit decisions by plan, bans started, store errors, admin changes, build info, and Node's
+// status, rate-limit decisions by plan, bans started, store errors, admin changes, contract violations,
+// whether the rate limits run on this instance's memory (a shared store out), build info, and Node's
 // own process and event-loop metrics. Served at GET /metrics (outside /v1: never counted against the API), behind
 // METRICS_TOKEN when it is set.
 import type { NextFunction, Request, Response } from 'express';
@@ -29,10 +30,16 @@ export type Metrics = {
   storeErrors: Counter<'reason'>;
   /** Changes made through the admin API, by operation (its audit log has one line for each). */
   adminChanges: Counter<'operation'>;
+  /** Responses that broke their contract (each answered 500 and logged), by API: public or admin. */
+  contractViolations: Counter<'api'>;
 };
 
 export function createMetrics(options: {
   build: { version: string; contract: string; backend: string };
+  /** Why the rate limits run on this instance's memory now (a shared store out), or undefined. */
+  degraded?: (() => string | undefined) | undefined;
+  /** Whether the store answers now, as /readyz asks it (at each scrape). */
+  ready?: (() => Promise<boolean>) | undefined;
 }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
@@ -62,6 +69,33 @@ export function createMetrics(options: {
     labelNames: ['operation'] as const,
     registers,
   });
+  const contractViolations = new Counter({
+    name: 'animal_store_contract_violations_total',
+    help: 'Responses that broke their contract (answered 500 instead, and logged), by API: public or admin',
+    labelNames: ['api'] as const,
+    registers,
+  });
+  const { degraded, ready } = options;
+  if (ready) {
+    new Gauge({
+      name: 'animal_store_ready',
+      help: 'Whether the store answers, as /readyz asks it (1 ready, 0 not), at each scrape',
+      registers,
+      aggregator: 'min', // with WORKERS: 0 when any process finds it unready
+      async collect() {
+        this.set((await ready()) ? 1 : 0);
+      },
+    });
+  }
+  new Gauge({
+    name: 'animal_store_rate_limits_per_instance',
+    help: "1 while this process's rate limits run on its own memory because the shared store (Redis) is out: limits per instance, not shared; 0 while shared",
+    registers,
+    aggregator: 'sum', // with WORKERS: how many of the instance's processes run on their own
+    collect() {
+      this.set(degraded?.() ? 1 : 0);
+    },
+  });
   new Gauge({
     name: 'animal_store_build_info',
     help: 'The running service: its version, the contract version it serves, and its backend',
@@ -78,5 +112,14 @@ export function createMetrics(options: {
     });
     next();
   };
-  return { registry, scrape: clusterScrape(registry), observe, decisions, bans, storeErrors, adminChanges };
+  return {
+    registry,
+    scrape: clusterScrape(registry),
+    observe,
+    decisions,
+    bans,
+    storeErrors,
+    adminChanges,
+    contractViolations,
+  };
 }

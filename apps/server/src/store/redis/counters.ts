@@ -191,12 +191,12 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
   // already there (it got the news first), it is shared again at once. After a failover that never ended
   // (the hold ran out), a connection still up is made again, to wherever the Sentinels say.
   let failingOver = false;
-  const lostListeners: ((reason: string) => void)[] = [];
+  const lostListeners: ((reason: string, planned?: boolean) => void)[] = [];
   const readyListeners: (() => void)[] = [];
   const failover: FailoverListener = {
     started() {
       failingOver = true;
-      for (const listener of lostListeners) listener('the Sentinels are failing the primary over');
+      for (const listener of lostListeners) listener('the Sentinels are failing the primary over', true);
     },
     ended(newPrimaryPort) {
       failingOver = false;
