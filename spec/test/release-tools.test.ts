@@ -254,3 +254,76 @@ describe('matched releases', () => {
     }
   });
 });
+
+describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)', () => {
+  const guard = fileURLToPath(new URL('../../scripts/changeset-guard.mjs', import.meta.url));
+  /** A git repository whose first commit is a release (the server's version set), as `files` describe it. */
+  async function repository() {
+    const dir = mkdtempSync(join(tmpdir(), 'changeset-guard-'));
+    const git = (...args: string[]) =>
+      run('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    const write = (path: string, text: string) => {
+      mkdirSync(join(dir, path, '..'), { recursive: true });
+      writeFileSync(join(dir, path), text);
+    };
+    write('apps/server/package.json', '{ "version": "2.0.0" }\n');
+    write('apps/server/src/app.ts', 'export {};\n');
+    write('.changeset/README.md', 'Changesets.\n');
+    await git('init', '-q');
+    await git('add', '.');
+    await git('commit', '-qm', 'Release 2.0.0');
+    const check = () =>
+      run(process.execPath, [guard], { cwd: dir }).then(
+        () => 0,
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    return { write, check };
+  }
+
+  it('fails a change to a released source with no pending changeset, naming the file', async () => {
+    const repo = await repository();
+    expect(await repo.check()).toBe(0);
+    repo.write('apps/server/src/app.ts', 'export const changed = 1;\n');
+    expect(await repo.check()).toEqual({
+      code: 1,
+      stderr: expect.stringContaining('apps/server/src/app.ts'),
+    });
+    repo.write('.changeset/a-change.md', '---\n"@animal-store/server": patch\n---\n\nA change.\n');
+    expect(await repo.check()).toBe(0);
+  });
+
+  it('lets tests change without a changeset', async () => {
+    const repo = await repository();
+    repo.write('apps/server/src/app.test.ts', 'export {};\n');
+    expect(await repo.check()).toBe(0);
+  });
+});
+
+describe('the releases table (docs/releasing.md)', () => {
+  const table = readFileSync(new URL('../../docs/releasing.md', import.meta.url), 'utf8');
+  const rows = [...table.matchAll(/^\| `(\d+\.\d+\.\d+)` +\| `([0-9a-f]{40})` +\|/gm)].map(
+    ([, version, commit]) => ({
+      version: version as string,
+      commit: commit as string,
+    }),
+  );
+  const repo = fileURLToPath(new URL('../../', import.meta.url));
+  const at = async (commit: string, path: string) =>
+    (
+      JSON.parse((await run('git', ['show', `${commit}:${path}`], { cwd: repo })).stdout) as {
+        version: string;
+      }
+    ).version;
+
+  it('names every release, 1.0.0 on', () => {
+    expect(rows.map((r) => r.version)).toEqual(expect.arrayContaining(['1.0.0', '1.1.0', '2.0.0']));
+  });
+
+  it.each(['spec/package.json', 'apps/server/package.json', 'packages/client/package.json'])(
+    'each commit holds its version in %s',
+    async (path) => {
+      for (const { version, commit } of rows)
+        expect({ version, at: await at(commit, path) }).toEqual({ version, at: version });
+    },
+  );
+});

@@ -6,15 +6,17 @@
 // history or such a Node is missing (a shallow clone, a machine without Node 20 or 22).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onPath } from '@animal-store/test-support';
 
-/** The commit 1.1.0 was released from (its CHANGELOG entry's). */
-export const release11Commit = '5e0c9db7147c2d9510413974807caf754b5f0eae';
 const root = fileURLToPath(new URL('../../../', import.meta.url));
+/** The commit 1.1.0 was released from: its row of the releases table (docs/releasing.md). */
+export const release11Commit = /^\| `1\.1\.0` +\| `([0-9a-f]{40})` +\|/m.exec(
+  readFileSync(join(root, 'docs/releasing.md'), 'utf8'),
+)?.[1] as string;
 const checkout = createHash('sha256').update(root).digest('hex').slice(0, 12);
 const home = join(tmpdir(), `animal-store-1.1.0-${checkout}`);
 
