@@ -52,8 +52,15 @@ if (!/^[a-z_][a-z0-9_]{0,40}$/.test(storePrefix)) {
 
 const created: { database?: string; prefix?: string }[] = [];
 
+/**
+ * Creating and dropping the test databases goes to the server itself, not through the project's PgBouncer
+ * (TEST_PGBOUNCER_SERVER): through it, a drop waited on the pooler's own connections to the database and
+ * ran into the statement timeout the pooler sets (CI, on a loaded machine).
+ */
+const serverUrl = process.env.TEST_PGBOUNCER_SERVER ?? postgresUrl;
+
 const withPostgres = async <T>(run: (client: pg.Client) => Promise<T>): Promise<T> => {
-  const client = new pg.Client({ connectionString: postgresUrl });
+  const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     return await run(client);
