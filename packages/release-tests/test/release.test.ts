@@ -161,6 +161,10 @@ describe('pnpm release against a registry', () => {
     const changelog = readFileSync(join(scratch, 'apps/server/CHANGELOG.md'), 'utf8');
     expect(changelog).toContain(`## ${version}`);
     expect(changelog).toContain('A release made by the release test.');
+    // The image is labelled with the release by version-packages too.
+    expect(readFileSync(join(scratch, 'Containerfile'), 'utf8')).toContain(
+      `org.opencontainers.image.version="${version}"`,
+    );
   });
 
   it('refuses to publish the same version twice, clearly, and publishes nothing', async () => {
