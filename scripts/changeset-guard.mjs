@@ -4,7 +4,7 @@
 // bin, the contracts, the client's sources, the container image and the alert rules; tests are not. The last
 // release is the commit that last changed the server's version (the release commit: docs/releasing.md).
 // Outside a git checkout with that history (a tarball, a shallow clone) it says so and passes.
-// Written by hand: Changesets' own `changeset status --since` compares with a branch, not a release.
+// Written by hand: docs/decisions.md#changeset-guard.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
