@@ -242,6 +242,27 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     }
   });
 
+  it('a stall of this process past the command timeout is not an outage: the take is answered by Redis, once', async () => {
+    const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+    const opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+    cleanups.push(() => opened.close());
+    const { counters } = opened;
+    await counters.take('minute:warm', 1, 100, 60_000); // connected
+    const pending = counters.take('minute:stalled', 5, 100, 60_000, { holder: 'this', holdMs: 1_000 });
+    // The event loop blocked past the command timeout while Redis answers: the timeout's timer runs before
+    // the answer waiting on the socket is read (CI: a busy instance fell back and admitted a key twice).
+    const until = performance.now() + (config.redis?.commandTimeoutMs ?? 500) + 300;
+    while (performance.now() < until) {
+      // busy
+    }
+    const grant = await pending;
+    // From Redis, not this process's memory; `used` may count the first try too, until it is undone.
+    expect(grant).toMatchObject({ granted: 5, epoch: 0 });
+    expect(opened.degraded?.()).toBeUndefined();
+    await sleep(300); // the first try, carried out, undone
+    expect((await counters.read('minute:stalled')).used).toBe(5);
+  });
+
   it("keeps serving on each instance's share of what was left, says so in the log, and shares limits again when Redis returns", async () => {
     const redis = await privateRedis();
     const store = { ...(await freshStore()), REDIS_URL: redis.url };

@@ -44,6 +44,12 @@ export type SharedStoreWatch = {
   instances(): Promise<number>;
 };
 
+/** The heartbeat by which a stall of this process is told from a silent store (see sharedOrMemory). */
+const beatMs = 100;
+/** A heartbeat this much later than due means the event loop stalled; and a stall this recent still counts. */
+const stallMs = 200;
+const stallRecentMs = 1_000;
+
 /** How often the live instances are counted while the shared store answers: within the propagation bound. */
 export const instancesCountMs = propagationMs;
 /** An instance that has not said it is alive for this long (crashed) is no longer counted. */
@@ -128,7 +134,33 @@ export function insured(
     const used = last && last.resetAt > now() ? last.used : 0;
     return Math.ceil(Math.max(0, limit - used) / instances);
   };
-  watch.onLost(lost);
+  // A call can time out because this process stalled, not the store: a blocked event loop runs the
+  // command's timeout timer before it reads the answer already waiting on the socket (timers come first).
+  // Falling back then would run a healthy store's windows on memory (CI saw a key of 20 admitted 40 times
+  // by three instances busy starting up). A heartbeat tells the two apart: a call that timed out while
+  // the loop stalled is taken again on the shared store, once, and the first take (carried out or not) is
+  // undone; only a second failure is an outage.
+  let beat = performance.now();
+  let stalledAt = Number.NEGATIVE_INFINITY;
+  const heartbeat = setInterval(() => {
+    const at = performance.now();
+    if (at - beat > beatMs + stallMs) stalledAt = at;
+    beat = at;
+  }, beatMs);
+  heartbeat.unref();
+  const ownStall = () => {
+    const at = performance.now();
+    return at - beat > beatMs + stallMs || at - stalledAt < stallRecentMs;
+  };
+  /** Resolves once the connection is up again (20 ms later at least), or at `until`. */
+  const reconnected = async (until: number) => {
+    do await new Promise((r) => setTimeout(r, 20));
+    while (!watch.connected() && performance.now() < until);
+  };
+
+  // A connection lost during this process's own stall (its socket timeout ran out while the loop was
+  // blocked) is reconnected by the client; the calls meanwhile wait for it (sharedOrMemory).
+  watch.onLost((reason, planned) => (planned || !ownStall() ? lost(reason, planned) : undefined));
   watch.onReady(back);
   let probing = false;
   const probe = setInterval(() => {
@@ -136,7 +168,7 @@ export function insured(
     probing = true;
     watch
       .ping()
-      .then(back, (error: Error) => lost(error.message))
+      .then(back, (error: Error) => (ownStall() ? undefined : lost(error.message))) // see ownStall
       .finally(() => {
         probing = false;
       });
@@ -168,7 +200,22 @@ export function insured(
     try {
       return await call();
     } catch (error) {
-      lost((error as Error).message);
+      // After a stall of this process: again on the shared store, once it is connected (the stall may
+      // have cost the connection its socket timeout), for as long as the stall counts as recent. A named
+      // take's failed try is undone (undoLost), so its points come back whether it was carried out or not.
+      let failure = error as Error;
+      const until = performance.now() + stallRecentMs;
+      while (ownStall() && !down && performance.now() < until) {
+        await reconnected(until);
+        try {
+          const again = await call();
+          void undoLost();
+          return again;
+        } catch (next) {
+          failure = next as Error;
+        }
+      }
+      lost(failure.message);
       return fallback();
     }
   };
@@ -240,6 +287,7 @@ export function insured(
     stopped = true;
     clearInterval(probe);
     clearInterval(counting);
+    clearInterval(heartbeat);
     if (!down) await watch.forget().catch(() => {});
   };
   return { counters, degraded: () => down, stop };
