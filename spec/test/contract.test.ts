@@ -124,13 +124,13 @@ describe('the admin contract', () => {
     .schemas.Error;
   const adminError = admin.components.schemas.Error as ErrorSchema;
 
-  it("names no fictional production server: its one server is the README's local admin listener", () => {
+  it("names no fictional production server: its one server is docs/keys.md's local admin listener", () => {
     const { servers: adminServers } = JSON.parse(readFileSync(bundledAdminSpecPath, 'utf8')) as {
       servers: { url: string }[];
     };
     expect(adminServers.map((s) => s.url)).toEqual(['http://127.0.0.1:3001/admin/v1']);
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    expect(readme).toContain('ADMIN_PORT=3001');
+    const keys = readFileSync(fileURLToPath(new URL('../../docs/keys.md', import.meta.url)), 'utf8');
+    expect(keys).toContain('ADMIN_PORT=3001');
   });
 
   it('has an Error of its own: its codes, each answered with the status the public table gives it', () => {

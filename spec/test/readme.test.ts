@@ -9,7 +9,8 @@ import { tempDatabase, withoutNpxOptions } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+// The README's commands, and those of the keys page it sends readers to.
+const readme = ['README.md', 'docs/keys.md'].map((page) => readFileSync(join(root, page), 'utf8')).join('\n');
 const commands = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].flatMap((m) =>
   (m[1] as string)
     .replace(/\\\n\s*/g, ' ')

@@ -79,5 +79,11 @@ describe('the architecture (docs/architecture.md)', () => {
     for (const [name, layer] of Object.entries(layers)) {
       expect(doc, name).toMatch(new RegExp(`^\\| ${layer} +\\|.*\\\`${name}\\\``, 'm'));
     }
+    // and no module the code does not have (the table once listed a `redis-address` long gone)
+    const listed = [...doc.matchAll(/^\| \d+ +\| ([^|]+)\|/gm)].flatMap(([, cell = '']) =>
+      [...cell.matchAll(/`([^`]+)`/g)].map(([, name]) => name as string),
+    );
+    expect(listed.length).toBeGreaterThan(20);
+    expect(listed.filter((name) => layers[name] === undefined)).toEqual([]);
   });
 });

@@ -32,12 +32,15 @@ describe('the propagation bound', () => {
     expect(text.match(/within \d+ seconds/g)?.every((s) => s === `within ${propagationText}`)).toBe(true);
   });
 
-  it.each(['README.md', 'docs/operations.md', 'docs/scaling-out.md'])('%s says the same number', (file) => {
-    const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
-    expect(promises.length).toBeGreaterThan(0);
-    for (const promise of promises)
-      expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
-  });
+  it.each(['README.md', 'docs/keys.md', 'docs/operations.md', 'docs/scaling-out.md'])(
+    '%s says the same number',
+    (file) => {
+      const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
+      expect(promises.length).toBeGreaterThan(0);
+      for (const promise of promises)
+        expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
+    },
+  );
 });
 
 describe('the lease and outage bounds', () => {
@@ -58,7 +61,7 @@ describe('the lease and outage bounds', () => {
     expect(page).toContain(sentence);
   });
 
-  it.each(['README.md', 'docs/operations.md', 'docs/scaling-out.md'])(
+  it.each(['README.md', 'docs/keys.md', 'docs/operations.md', 'docs/scaling-out.md'])(
     '%s states no lease or outage bound of its own (they live in docs/rate-limits.md)',
     (file) => {
       const text = read(file);

@@ -168,25 +168,30 @@ describe('loadConfig', () => {
 describe('the documented configuration', () => {
   const read = (path: string) =>
     readFileSync(fileURLToPath(new URL(`../../../${path}`, import.meta.url)), 'utf8');
-  it.each(variableNames)('%s is in the README table and in .env.example', (name) => {
-    expect(read('README.md')).toContain(`| \`${name}\``);
+  it.each(variableNames)('%s is in the configuration table and in .env.example', (name) => {
+    expect(read('docs/configuration.md')).toContain(`| \`${name}\``);
     expect(read('.env.example')).toMatch(new RegExp(`^#? ?${name}=`, 'm'));
   });
 
-  it.each(variableNames)('%s has the same default in the README, .env.example and config.ts', (name) => {
-    const value = variableDefaults[name];
-    const cell = new RegExp(`^\\| \`${name}\` +\\| ([^|]+?) +\\|`, 'm').exec(read('README.md'))?.[1];
-    const line = new RegExp(`^(#? ?)${name}=(.*)$`, 'm').exec(read('.env.example'));
-    if (value === undefined) {
-      expect(cell).toMatch(/^unset/);
-      expect(line?.[1]).toMatch(/^#/); // shown commented out: setting it changes behaviour
-    } else if (value === '') {
-      expect(cell).toMatch(/^empty/);
-      expect(line?.[2]).toBe('');
-    } else {
-      expect(cell).toBe(`\`${value}\``);
-      expect(line?.[1]).toBe('');
-      expect(line?.[2]).toBe(value);
-    }
-  });
+  it.each(variableNames)(
+    '%s has the same default in docs/configuration.md, .env.example and config.ts',
+    (name) => {
+      const value = variableDefaults[name];
+      const cell = new RegExp(`^\\| \`${name}\` +\\| ([^|]+?) +\\|`, 'm').exec(
+        read('docs/configuration.md'),
+      )?.[1];
+      const line = new RegExp(`^(#? ?)${name}=(.*)$`, 'm').exec(read('.env.example'));
+      if (value === undefined) {
+        expect(cell).toMatch(/^unset/);
+        expect(line?.[1]).toMatch(/^#/); // shown commented out: setting it changes behaviour
+      } else if (value === '') {
+        expect(cell).toMatch(/^empty/);
+        expect(line?.[2]).toBe('');
+      } else {
+        expect(cell).toBe(`\`${value}\``);
+        expect(line?.[1]).toBe('');
+        expect(line?.[2]).toBe(value);
+      }
+    },
+  );
 });
