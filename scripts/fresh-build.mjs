@@ -1,6 +1,7 @@
-// `pnpm keys` runs the built key command; this builds it first only when it is missing or a source it is
-// built from is newer than it (the server's and the spec's sources), instead of asking turbo on every
-// call (turbo's own check costs seconds). Written by hand: docs/decisions.md#fresh-build.
+// `pnpm start` and `pnpm keys` run the built server; this builds it first only when it is missing or a
+// source it is built from is newer than it (the server's and the spec's sources), instead of asking turbo
+// on every call (turbo's own check costs seconds, and under TURBO_FORCE it rebuilt a dist that other
+// processes of the test suite were reading). Written by hand: docs/decisions.md#fresh-build.
 // Build output goes to stderr, so that `pnpm --silent keys … --json` prints only the JSON.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';

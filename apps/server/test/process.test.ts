@@ -1,7 +1,7 @@
 // The built server and key command as processes: configuration, first start, restarts, signals, the clock.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -379,8 +379,18 @@ describe('the command line', () => {
 
   it('pnpm start: Ctrl-C (SIGINT to the whole process group, as a terminal sends it) ends with exit 0 and no pnpm error', async () => {
     const root = fileURLToPath(new URL('../../..', import.meta.url));
+    // Under TURBO_FORCE (turbo's switch to skip its cache), a start on a fresh build builds nothing: the
+    // suite's other processes read that dist meanwhile (scripts/fresh-build.mjs).
+    const builtAt = () => statSync(join(root, 'apps/server/dist/cli/keys.js')).mtimeMs;
+    const before = builtAt();
     const started = await spawnUntilReady('pnpm', ['start'], {
-      env: { ...process.env, PORT: '0', NODE_ENV: 'production', DATABASE_URL: tempDatabase() },
+      env: {
+        ...process.env,
+        PORT: '0',
+        NODE_ENV: 'production',
+        DATABASE_URL: tempDatabase(),
+        TURBO_FORCE: 'true',
+      },
       cwd: root,
       ready: (output) => listeningUrl(output) !== undefined,
       timeoutMs: 120_000,
@@ -391,6 +401,7 @@ describe('the command line', () => {
     expect(code).toBe(0);
     expect(started.output()).toMatch(/"msg":"stopped"/);
     expect(started.output()).not.toMatch(/ELIFECYCLE|Command failed/);
+    expect(builtAt()).toBe(before);
   }, 180_000);
 
   it('reads .env in the working directory for what the environment leaves unset; the environment wins', async () => {
