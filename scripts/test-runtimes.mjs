@@ -14,8 +14,8 @@ const suites = [
   ['the contract tests', 'pnpm --filter @animal-store/contract-tests test'],
   [
     'the server on SQLite',
-    // Less the alert rules: Prometheus's, not this Node's (the image's suite is a project of its own).
-    'pnpm --filter @animal-store/server exec vitest run --project sqlite --exclude test/alert-rules.test.ts',
+    // Less the suites that start engines of their own (Prometheus, the 1.1.0 release): not this Node's.
+    'pnpm --filter @animal-store/server exec vitest run --project sqlite --exclude "test/own-engines/**"',
   ],
 ];
 

@@ -1,9 +1,9 @@
 // The server's tests, as six projects: everything on SQLite, the HTTP suites again on PostgreSQL and on
-// PostgreSQL + Redis (TEST_BACKEND, read by test/backends.ts), most of them through PgBouncer in
+// PostgreSQL + Redis (TEST_BACKEND, read by test/support/backends.ts), most of them through PgBouncer in
 // transaction mode, and on Redis Sentinel and Redis Cluster (each started by the project). An engine or a program that cannot be reached skips its project with one line saying
 // how to enable it; under CI it is a failure instead.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { configDefaults, defineConfig } from 'vitest/config';
 
@@ -23,57 +23,27 @@ const reachable = (url: URL, port: number) =>
     socket.once('timeout', () => done(false));
   });
 
-/** The suites that drive the HTTP surface, the limiter's leases and the counters: these run on every backend. */
-const httpSuites = [
-  'test/admin/*.test.ts',
-  'test/admin-hostile.test.ts',
-  'test/auth.test.ts',
-  'test/billing.test.ts',
-  'test/counters.test.ts',
-  'test/leases.test.ts',
-  'test/hardening.test.ts',
-  'test/http-server.test.ts',
-  'test/id-filter-and-idempotency.test.ts',
-  'test/pagination.test.ts',
-  'test/pets.test.ts',
-  'test/pet-fields.test.ts',
-  'test/rate-limit.test.ts',
-  'test/quota-spread.test.ts',
-  'test/routing.test.ts',
-  'test/tracing.test.ts',
-  'test/scale-out.test.ts',
-  'test/outage.test.ts',
-  'test/postgres-faults.test.ts',
-  'test/partitions.test.ts',
-  'test/reverse-proxy.test.ts',
-  'test/redis-tls.test.ts',
-];
-
-/**
- * The HTTP suites that run through PgBouncer too. Not these, which drive PostgreSQL itself or time its
- * statements (docs/scaling-out.md says why): postgres-faults (terminates backends, restarts the server: a
- * pooler in between changes what it observes), partitions (a private cluster), outage (locks held past a
- * statement timeout of its own choosing; through PgBouncer the timeout is the pooler's connect_query),
- * tracing (counts the pg spans of one connection's statements).
- */
-const pooledSuites = httpSuites.filter((suite) => !/postgres-faults|partitions|outage|tracing/.test(suite));
-
-/**
- * The suites that run on Redis Sentinel and on Redis Cluster too: those whose outcome Redis decides (the
- * limits, leases and counters, bans and usage across instances, the admin API's windows), and the failover
- * tests. The others exercise PostgreSQL or HTTP alone (the same on any Redis), or a Redis of their own
- * (outage, partitions: a single server they kill or cut).
- */
-const topologySuites = [
-  'test/admin/*.test.ts',
-  'test/billing.test.ts',
-  'test/counters.test.ts',
-  'test/leases.test.ts',
-  'test/rate-limit.test.ts',
-  'test/quota-spread.test.ts',
-  'test/scale-out.test.ts',
-  'test/redis-failover.test.ts',
-];
+// Which engines a suite runs on is decided by its folder under test/, not by a list kept by hand (a new
+// suite runs where its folder says; one left in no folder cannot exist):
+// - every-topology/: the limits, leases, counters, bans and usage across instances, the admin API, the
+//   failovers: what Redis decides. On SQLite, PostgreSQL, PostgreSQL + Redis, through PgBouncer, and on
+//   Redis Sentinel and Redis Cluster.
+// - every-engine/: the HTTP surface, stored data, connections: the same on any Redis. Every engine but the
+//   Redis topologies.
+// - engine-faults/: suites that drive PostgreSQL itself or a Redis of their own (kill, cut, stall, time its
+//   statements): not through PgBouncer, whose connect_query and pooling change what they observe
+//   (docs/scaling-out.md says why).
+// - sqlite-only/: the process, its command line and what an operator sees: on SQLite.
+// - own-engines/: suites that start the engines they need (the rolling upgrade, the alert rules): once.
+// - image/: the container image, a project of its own run after every other.
+// - support/: the helpers.
+const folder = (name: string) => `test/${name}/**/*.test.ts`;
+const loose = readdirSync(new URL('test/', import.meta.url)).filter((name) => name.endsWith('.test.ts'));
+if (loose.length > 0)
+  throw new Error(`test/ holds suites outside a folder (${loose.join(', ')}): put each in one`);
+const topologySuites = [folder('every-topology')];
+const pooledSuites = [...topologySuites, folder('every-engine')];
+const httpSuites = [...pooledSuites, folder('engine-faults')];
 
 /** A Debian program's path, or undefined after one line saying how to get it (under CI: a failure). */
 function tool(command: string, debianPackage: string, suites: string): string | undefined {
@@ -113,8 +83,8 @@ async function engines() {
   return { postgres, redis };
 }
 
-/** The container image's suite (test/container.test.ts): a project of its own, run last. */
-const imageSuite = 'test/container.test.ts';
+/** The container image's suites: a project of their own, run last. */
+const imageSuite = folder('image');
 
 export default defineConfig(async () => {
   const { postgres, redis } = await engines();
@@ -125,7 +95,7 @@ export default defineConfig(async () => {
   const bouncer = postgres ? tool('pgbouncer', 'pgbouncer', 'the suites through PgBouncer') : undefined;
   let pooled: object[] = [];
   if (bouncer) {
-    // The project's PgBouncer (test/pgbouncer-setup.ts) listens here, in front of TEST_POSTGRES_URL's server
+    // The project's PgBouncer (test/support/pgbouncer-setup.ts) listens here, in front of TEST_POSTGRES_URL's server
     // (chosen once: vitest reads this configuration more than once in a run).
     const port = Number(process.env.TEST_PGBOUNCER_PORT) || (await freePort());
     process.env.TEST_PGBOUNCER_PORT = String(port);
@@ -140,7 +110,7 @@ export default defineConfig(async () => {
         test: {
           name: 'postgres+pgbouncer',
           include: pooledSuites,
-          globalSetup: ['test/pgbouncer-setup.ts'],
+          globalSetup: ['test/support/pgbouncer-setup.ts'],
           env: { TEST_BACKEND: 'postgres', TEST_POSTGRES_URL: through.toString() },
         },
       },
@@ -154,7 +124,7 @@ export default defineConfig(async () => {
           test: {
             name,
             include: topologySuites,
-            globalSetup: ['test/redis-topology-setup.ts'],
+            globalSetup: ['test/support/redis-topology-setup.ts'],
             env: { TEST_BACKEND: 'postgres+redis' },
           },
         }))

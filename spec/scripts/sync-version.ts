@@ -13,7 +13,7 @@ document.setIn(['info', 'version'], version);
 writeFileSync(specRoot, document.toString({ lineWidth: 0 }));
 process.stdout.write(`openapi.yaml info.version = ${version}\n`);
 
-// The container image is labelled with the release too (apps/server/test/container.test.ts checks it).
+// The container image is labelled with the release too (apps/server/test/image/container.test.ts checks it).
 const containerfile = join(specDir, '..', 'Containerfile');
 const labelled = readFileSync(containerfile, 'utf8').replace(
   /(org\.opencontainers\.image\.version=)"[^"]*"/,

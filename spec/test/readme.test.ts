@@ -33,7 +33,7 @@ const notRunHere: [RegExp, string][] = [
   [/^export ADMIN_TOKEN=/, 'sets the admin token for the two commands after it, which need a server'],
   [
     /^ADMIN_PORT=3001 ADMIN_TOKENS=\$ADMIN_TOKEN npx -y -p node@24 -p pnpm@10 -c 'pnpm start'$/,
-    'starts the server with its admin API and keeps running: apps/server/test/billing.test.ts starts it so',
+    'starts the server with its admin API and keeps running: apps/server/test/every-topology/billing.test.ts starts it so',
   ],
   [
     /--filter @animal-store\/client build && cd packages\/client && pnpm pack'$/,

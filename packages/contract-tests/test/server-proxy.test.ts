@@ -1,8 +1,8 @@
 // The real server behind `prism proxy --errors`: Prism checks every response of the server against the
 // contract. A scenario drives every operation and every status the server can be made to answer here
-// (410 needs a clock past the sunset: see apps/server/test/process.test.ts; 500 cannot be provoked).
+// (410 needs a clock past the sunset: see apps/server/test/sqlite-only/process.test.ts; 500 cannot be provoked).
 // Malformed JSON is left out: Prism 5.14.2 never answers a request whose JSON body it cannot parse, even
-// with request validation off; apps/server/test/pets.test.ts covers it against the server directly.
+// with request validation off; apps/server/test/every-engine/pets.test.ts covers it against the server directly.
 
 import { enterprise } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

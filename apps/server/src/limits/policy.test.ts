@@ -1,5 +1,5 @@
 // The policy on the memory counters, with the clock moved by hand (vitest's fake timers drive Date.now):
-// no real sleeps. The engines' own counters are tested against the real engines (test/counters.test.ts).
+// no real sleeps. The engines' own counters are tested against the real engines (test/every-topology/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { propagationMs } from '../bounds.js';
 import { holdMs } from './leases.js';

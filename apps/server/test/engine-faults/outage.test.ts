@@ -1,0 +1,447 @@
+// Backend outages, for real: PostgreSQL cut off mid-run (a TCP relay between the service and the real
+// server is closed, then reopened on the same port), and a private redis-server killed and restarted.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { freePort, toolFor, untilListening } from '@animal-store/test-support';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { fallbackEpoch } from '../../src/limits/counter-store.js';
+import { instancesCountMs } from '../../src/limits/insured.js';
+import { Leases } from '../../src/limits/leases.js';
+import { openBackend } from '../../src/store/open.js';
+import { backend, postgresUrl } from '../support/backends.js';
+import {
+  call,
+  expectServiceUnavailable,
+  freshStore,
+  holdWriteLock,
+  startServer,
+  type TestServer,
+  tokenParts,
+} from '../support/harness.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A TCP relay to host:port that can be cut (every connection dropped, port closed) and restored. */
+async function relay(host: string, port: number) {
+  const sockets = new Set<Socket>();
+  let listener: Server;
+  const open = async (at = 0) => {
+    listener = createServer((client) => {
+      const upstream = connect(port, host);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    listener.listen(at, '127.0.0.1');
+    await once(listener, 'listening');
+    return (listener.address() as { port: number }).port;
+  };
+  const relayPort = await open();
+  return {
+    port: relayPort,
+    async cut() {
+      listener.close();
+      for (const s of sockets) s.destroy();
+    },
+    restore: () => open(relayPort),
+  };
+}
+
+describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
+  it('a table locked by another session past the statement timeout: 503 with Retry-After, not 500', async () => {
+    const server = await startServer({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '300' } });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    const holder = new pg.Client({ connectionString: server.location.DATABASE_URL });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE');
+    try {
+      await expectServiceUnavailable(await call(`${server.url}/v1/pets`, key));
+      await expectServiceUnavailable(
+        await call(`${server.url}/v1/pets`, key, {
+          method: 'POST',
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
+      );
+    } finally {
+      await holder.query('ROLLBACK');
+    }
+    expect(await server.petCount()).toBe(0);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    server.expectNoContractViolations();
+  });
+});
+
+/** Another process that holds the SQLite file's write lock for `ms`, then lets go and exits. */
+/**
+ * /healthz's answer times (ms) for `forMs`, one probe every 50 ms; every one must be 200. A blocked event
+ * loop would hold each probe until the lock ends (seconds); the bound the tests use, 500 ms, leaves room
+ * for a loaded CI machine (one probe took 137 ms there while the loop was free).
+ */
+async function healthTimes(url: string, forMs: number): Promise<number[]> {
+  const times: number[] = [];
+  for (const end = Date.now() + forMs; Date.now() < end; await sleep(50)) {
+    const start = performance.now();
+    const res = await fetch(`${url}/healthz`);
+    times.push(performance.now() - start);
+    expect(res.status).toBe(200);
+  }
+  return times;
+}
+
+describe.runIf(backend === 'sqlite')('SQLite locked by another process', () => {
+  const post = (server: TestServer, key: string) =>
+    call(`${server.url}/v1/pets`, key, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
+
+  it('a write waits for the lock on the event loop: /healthz answers at once, the write lands after', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    const holder = await holdWriteLock(server.location.DATABASE_URL, 1_500);
+    cleanups.push(() => holder.kill('SIGKILL'));
+    const started = Date.now();
+    const write = post(server, key);
+    const times = await healthTimes(server.url, 1_000);
+    const res = await write;
+    expect(res.status).toBe(201);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000); // it did wait for the lock
+    expect(Math.max(...times)).toBeLessThan(500);
+    expect(await server.petCount()).toBe(1);
+  });
+
+  it('a write that waits past 5 s answers 503 with Retry-After and changes nothing', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    const holder = await holdWriteLock(server.location.DATABASE_URL, 7_000);
+    cleanups.push(() => holder.kill('SIGKILL'));
+    const started = Date.now();
+    const write = post(server, key);
+    const times = await healthTimes(server.url, 2_000);
+    await expectServiceUnavailable(await write);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+    expect(Math.max(...times)).toBeLessThan(500);
+    await once(holder, 'exit');
+    expect(await server.petCount()).toBe(0);
+    expect((await post(server, key)).status).toBe(201);
+    server.expectNoContractViolations();
+  }, 20_000);
+});
+
+describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
+  it('answers 503 service_unavailable with Retry-After and /readyz 503, then recovers without a restart', async () => {
+    const store = await freshStore();
+    const target = new URL(postgresUrl);
+    const pg = await relay(target.hostname, Number(target.port || 5432));
+    cleanups.push(() => pg.cut());
+    const through = new URL(store.DATABASE_URL);
+    through.port = String(pg.port);
+    const server: TestServer = await startServer({ store: { DATABASE_URL: through.toString() } });
+    cleanups.push(() => server.close().catch(() => {}));
+    const key = await server.key({ perMinute: 1000, perDay: 10_000 });
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+
+    await pg.cut();
+    for (const request of [
+      () => call(`${server.url}/v1/pets`, key),
+      () =>
+        call(`${server.url}/v1/pets`, key, {
+          method: 'POST',
+          body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+        }),
+    ]) {
+      const res = await request();
+      await expectServiceUnavailable(res);
+    }
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+
+    await pg.restore();
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await call(`${server.url}/v1/pets`, key)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    const created = await call(`${server.url}/v1/pets`, key, {
+      method: 'POST',
+      body: JSON.stringify({ name: 'Back', categoryId: 1 }),
+    });
+    expect(created.status).toBe(201);
+    server.expectNoContractViolations();
+  });
+});
+
+/** A private redis-server on a free port (killed after the test): to kill, stop (SIGSTOP) and restart. */
+async function privateRedis() {
+  const redisServer = toolFor('the Redis outage suites', 'redis-server') as string;
+  const port = await freePort();
+  const start = async () => {
+    const child = spawn(
+      redisServer,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    await untilListening(port, 'redis-server');
+    return child;
+  };
+  const handle = {
+    child: await start(),
+    url: `redis://127.0.0.1:${port}`,
+    restart: async () => {
+      handle.child = await start();
+    },
+  };
+  cleanups.push(() => {
+    handle.child.kill('SIGCONT');
+    handle.child.kill('SIGKILL');
+  });
+  return handle;
+}
+
+describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
+  it('a request still in flight after the stop (its connection to Redis closed) is counted in memory, and never spins', async () => {
+    const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+    const opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+    const leases = new Leases(opened.counters, () => Date.now());
+    expect((await leases.take('minute:before-the-stop', 100, 60_000)).admitted).toBe(true);
+    await opened.close(); // the stop: the insurance stops, the connection to Redis is closed
+    // The event loop keeps turning meanwhile (a take that fell back while the store still said "shared"
+    // once went round and round in microtasks, starving it: a whole test worker hung).
+    let ticks = 0;
+    const beat = setInterval(() => ticks++, 5);
+    try {
+      const taken = await leases.take('minute:after-the-stop', 100, 60_000);
+      expect(taken.admitted).toBe(true);
+      expect(opened.counters.epoch).toBe(fallbackEpoch); // memory answers, and says so
+      await sleep(30);
+      expect(ticks).toBeGreaterThan(0);
+    } finally {
+      clearInterval(beat);
+    }
+  });
+
+  it('a stall of this process past the command timeout is not an outage: the take is answered by Redis, once', async () => {
+    const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+    const opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+    cleanups.push(() => opened.close());
+    const { counters } = opened;
+    await counters.take('minute:warm', 1, 100, 60_000); // connected
+    const pending = counters.take('minute:stalled', 5, 100, 60_000, { holder: 'this', holdMs: 1_000 });
+    // The event loop blocked past the command timeout while Redis answers: the timeout's timer runs before
+    // the answer waiting on the socket is read (CI: a busy instance fell back and admitted a key twice).
+    const until = performance.now() + (config.redis?.commandTimeoutMs ?? 500) + 300;
+    while (performance.now() < until) {
+      // busy
+    }
+    const grant = await pending;
+    // From Redis, not this process's memory; `used` may count the first try too, until it is undone.
+    expect(grant).toMatchObject({ granted: 5, epoch: 0 });
+    expect(opened.degraded?.()).toBeUndefined();
+    await sleep(300); // the first try, carried out, undone
+    expect((await counters.read('minute:stalled')).used).toBe(5);
+  });
+
+  it("keeps serving on each instance's share of what was left, says so in the log, and shares limits again when Redis returns", async () => {
+    const redis = await privateRedis();
+    const store = { ...(await freshStore()), REDIS_URL: redis.url };
+    const server = await startServer({ store });
+    cleanups.push(() => server.close());
+    const other = await startServer({ store }); // a second instance, to see that each one says so
+    cleanups.push(() => other.close());
+    const key = await server.key({ perMinute: 9, perDay: 100 });
+    expect((await call(`${server.url}/v1/pets`, key)).headers.get('x-ratelimit-remaining')).toBe('8');
+    await sleep(instancesCountMs + 1_000); // each instance has counted both
+
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
+    const during = async (instance: typeof server) => {
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await call(`${instance.url}/v1/pets`, key)).status);
+      return statuses;
+    };
+    // Two live instances: each admits its half of what was left when it last asked Redis, then refuses
+    // (8 for the one that served the first request, all 9 for the other, which never asked), not 8 each.
+    expect(await during(server)).toEqual([200, 200, 200, 200, 429, 429]);
+    expect(await during(other)).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(server.logs.join('')).toContain('Redis unreachable: rate limits fall back to per-instance memory');
+
+    await redis.restart();
+    let back = false;
+    for (let i = 0; i < 50 && !back; i++) {
+      back = server.logs.join('').includes('Redis reachable again');
+      if (!back) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(back).toBe(true);
+    // A fresh Redis (no persistence): said so in the log, since every window and ban started over.
+    // Every instance, not only the first to notice (each has a marker of its own).
+    const saidEmpty = () => [server, other].every((s) => s.logs.join('').includes('Redis came back empty'));
+    for (let i = 0; i < 30 && !saidEmpty(); i++) await sleep(100);
+    expect(server.logs.join('')).toContain('Redis came back empty');
+    expect(other.logs.join('')).toContain('Redis came back empty');
+    // Shared again: what this instance admitted meanwhile is added to the fresh Redis's window (each
+    // admission counted once), before it leases more.
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const redisView = new Redis(redis.url);
+    cleanups.push(() => redisView.disconnect());
+    const prefix = store.REDIS_KEY_PREFIX as string;
+    expect(Number(await redisView.get(`${prefix}minute:${tokenParts(key).id}`))).toBeGreaterThanOrEqual(5);
+    server.expectNoContractViolations();
+    other.expectNoContractViolations();
+  });
+
+  it('a Redis that came back empty: points leased from the lost one are dropped, the new window admits its limit and no more', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    cleanups.push(() => server.close());
+    const limit = 800;
+    const key = await server.key({ perMinute: limit, perDay: 100_000 });
+    // Requests one after another: leases grow with the pace, and the last one still holds points.
+    for (let i = 0; i < 200; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
+    await redis.restart(); // no persistence: empty
+    for (let i = 0; i < 50 && !server.logs.join('').includes('Redis came back empty'); i++) await sleep(100);
+    expect(server.logs.join('')).toContain('Redis came back empty');
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 9; batch++) {
+      statuses.push(
+        ...(await Promise.all(
+          Array.from({ length: 100 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+        )),
+      );
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+  });
+
+  it('Redis stalled three times under load: every take that was carried out after its answer was given up on is undone, so the day counts exactly what was admitted', async () => {
+    const redis = await privateRedis();
+    const store = { ...(await freshStore()), REDIS_URL: redis.url };
+    const adminToken = 'a'.repeat(32);
+    const server = await startServer({ store, adminTokens: [adminToken] });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1_000_000, perDay: 10_000_000 });
+    let admitted = 0;
+    let running = true;
+    const loop = async () => {
+      while (running) if ((await call(`${server.url}/v1/pets?limit=1`, key)).status === 200) admitted++;
+    };
+    const loops = Array.from({ length: 4 }, loop);
+    for (let stall = 0; stall < 3; stall++) {
+      await sleep(700);
+      redis.child.kill('SIGSTOP');
+      await sleep(1_500);
+      redis.child.kill('SIGCONT');
+    }
+    await sleep(1_500);
+    running = false;
+    await Promise.all(loops);
+    // Shared again; unused lease points back (within a second), what memory admitted added (within 5 s).
+    const redisView = new Redis(redis.url);
+    cleanups.push(() => redisView.disconnect());
+    const day = `${store.REDIS_KEY_PREFIX}day:${tokenParts(key).id}`;
+    let counted = 0;
+    for (let i = 0; i < 40 && counted !== admitted; i++) {
+      await sleep(250);
+      counted = Number(await redisView.get(day));
+    }
+    expect(counted).toBe(admitted);
+    expect(admitted).toBeGreaterThan(100);
+    // And as operators read it: all used, nothing reserved (every report and give-back counted once).
+    type Window = { name: string; used: number; reserved: number };
+    const dayUsage = async () => {
+      const res = await call(`${server.adminUrl}/admin/v1/keys/${tokenParts(key).id}/usage`, adminToken);
+      return ((await res.json()) as { windows: Window[] }).windows.find((w) => w.name === 'day');
+    };
+    let usage = await dayUsage();
+    for (let i = 0; i < 40 && (usage?.used !== admitted || usage.reserved !== 0); i++) {
+      await sleep(250);
+      usage = await dayUsage();
+    }
+    expect(usage).toMatchObject({ used: admitted, reserved: 0 });
+  });
+
+  it('a stalled Redis (SIGSTOP: connected, silent) never stalls the API; /readyz says degraded, then ready', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 3, perDay: 100 });
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({ status: 'ready' });
+
+    redis.child.kill('SIGSTOP');
+    const during = [];
+    for (let i = 0; i < 5; i++) {
+      // Before the breaker trips, each command waits at most REDIS_COMMAND_TIMEOUT_MS (500 ms); after, none.
+      const started = Date.now();
+      during.push((await call(`${server.url}/v1/pets`, key)).status);
+      expect(Date.now() - started).toBeLessThan(i < 2 ? 2_500 : 300);
+    }
+    // This instance's own counters: what was left when it last asked Redis (2 of 3; it is alone).
+    expect(during).toEqual([200, 200, 429, 429, 429]);
+    let ready: { status?: string; reason?: string } = {};
+    for (let i = 0; i < 30 && ready.status !== 'degraded'; i++) {
+      const res = await fetch(`${server.url}/readyz`);
+      expect(res.status).toBe(200);
+      ready = await res.json();
+      if (ready.status !== 'degraded') await sleep(100);
+    }
+    expect(ready).toEqual({
+      status: 'degraded',
+      reason: expect.stringMatching(/^Redis unreachable .*per instance$/),
+    });
+
+    redis.child.kill('SIGCONT');
+    for (let i = 0; i < 30 && ready.status !== 'ready'; i++) {
+      await sleep(200);
+      ready = await (await fetch(`${server.url}/readyz`)).json();
+    }
+    expect(ready).toEqual({ status: 'ready' });
+    // Stalled, not restarted: the data is all there, and the log does not claim otherwise.
+    expect(server.logs.join('')).not.toContain('Redis came back empty');
+    server.expectNoContractViolations();
+  });
+
+  it('keeps honouring a ban it has seen while Redis is out, past the ban cache', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({
+      store: { ...(await freshStore()), REDIS_URL: redis.url },
+      limits: { ban: { threshold: 1, seconds: 600 } },
+    });
+    cleanups.push(() => server.close());
+    const key = await server.key({ perMinute: 1, perDay: 100 });
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push((await (await call(`${server.url}/v1/pets`, key)).json()).code);
+    expect(codes).toEqual([undefined, 'rate_limited', 'temporarily_banned']);
+
+    redis.child.kill('SIGKILL');
+    await once(redis.child, 'exit');
+    await sleep(5_500); // past banCacheMs: the store is asked, cannot answer, and the ban still holds
+    const res = await call(`${server.url}/v1/pets`, key);
+    expect(res.status).toBe(429);
+    expect((await res.json()).code).toBe('temporarily_banned');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(590);
+    server.expectNoContractViolations();
+  });
+});

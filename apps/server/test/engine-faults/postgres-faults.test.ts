@@ -1,0 +1,267 @@
+// PostgreSQL faults under load, against the built server as a real process (a crash is an exit here): its
+// backends terminated mid-transaction (pg_terminate_backend), and a private PostgreSQL cluster (initdb on a
+// port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
+// with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
+import { spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKey, enterprise, freePort } from '@animal-store/test-support';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/postgres/database.js';
+import { backend, freshStore, redisUrl, storePrefix, type TestStore } from '../support/backends.js';
+import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
+import { clusterBin, runAs } from '../support/partition.js';
+
+const start = processesStoppedAfterEach();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Load = { statuses: Map<number, number>; created: number[]; stop: () => Promise<void> };
+
+/** `clients` loops of creates and lists against `server` until stopped; every answer's status counted. */
+function load(server: ServerProcess, key: string, clients = 8): Load {
+  const statuses = new Map<number, number>();
+  const created: number[] = [];
+  let running = true;
+  const loop = async (n: number) => {
+    for (let i = 0; running; i++) {
+      const create = (n + i) % 2 === 0;
+      try {
+        const res = await call(
+          `${server.url}/v1/pets${create ? '' : '?limit=20'}`,
+          key,
+          create ? { method: 'POST', body: JSON.stringify({ name: `Load ${n}-${i}`, categoryId: 1 }) } : {},
+        );
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const body = (await res.json()) as { id?: number };
+        if (res.status === 201) created.push(body.id as number);
+        if (res.status === 503) expect(res.headers.get('retry-after')).toBe('5');
+      } catch {
+        statuses.set(0, (statuses.get(0) ?? 0) + 1); // the connection itself failed: the process is gone
+        await sleep(50);
+      }
+    }
+  };
+  const loops = Array.from({ length: clients }, (_, n) => loop(n));
+  return {
+    statuses,
+    created,
+    stop: async () => {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Waits up to 30 s for `url` to answer `status`. */
+async function until(url: string, status: number, key?: string) {
+  let last = 0;
+  for (let i = 0; i < 150 && last !== status; i++) {
+    last = (await call(url, key).catch(() => ({ status: 0 }))).status;
+    if (last !== status) await sleep(200);
+  }
+  expect(last, url).toBe(status);
+}
+
+/** After a fault: the process alive, only 200/201/503 answered, recovered, every acknowledged pet stored. */
+async function expectRecovered(server: ServerProcess, key: string, traffic: Load, databaseUrl: string) {
+  expect(server.child.exitCode, server.output().slice(-3000)).toBeNull();
+  expect(server.child.signalCode).toBeNull();
+  expect([...traffic.statuses.keys()].filter((s) => ![200, 201, 503].includes(s))).toEqual([]);
+  await until(`${server.url}/readyz`, 200);
+  await until(`${server.url}/v1/pets`, 200, key);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string }>('SELECT id FROM pets WHERE id = ANY($1::bigint[])', [
+      traffic.created.map(String),
+    ]);
+    expect(rows.length).toBe(traffic.created.length);
+  } finally {
+    await client.end();
+  }
+  expect(server.output()).not.toMatch(/Unhandled 'error' event|Connection terminated unexpectedly\n\s+at /);
+}
+
+async function serverOn(store: TestStore) {
+  const env = { ...store, NODE_ENV: 'production', DATABASE_POOL_SIZE: '4', LOG_LEVEL: 'warn' };
+  const server = await start(env);
+  const { key } = await createKey(serverDist, env, ...enterprise(1_000_000, 10_000_000));
+  return { server, key };
+}
+
+describe.runIf(backend !== 'sqlite')(`PostgreSQL faults under load (${backend})`, () => {
+  it('backends terminated mid-transaction, again and again: 503s, no exit, recovery, no acknowledged write lost', async () => {
+    const store = await freshStore();
+    const { server, key } = await serverOn(store);
+    const database = new URL(store.DATABASE_URL).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: store.DATABASE_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    const traffic = load(server, key);
+    let terminated = 0;
+    for (let round = 0; round < 15; round++) {
+      await sleep(150);
+      const { rows } = await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [database],
+      );
+      terminated += rows.length;
+    }
+    await sleep(300);
+    await traffic.stop();
+    await expectRecovered(server, key, traffic, store.DATABASE_URL);
+    expect(terminated).toBeGreaterThan(15);
+    expect(traffic.statuses.get(201) ?? 0).toBeGreaterThan(0);
+  });
+});
+
+describe.runIf(backend !== 'sqlite')(`a pooled connection's backend terminated (${backend})`, () => {
+  it('when the backend of a client checked out mid-transaction is terminated, then every error it emits is heard (no crash) and the pool goes on', async () => {
+    const store = await freshStore();
+    const db = await openDatabase({ url: store.DATABASE_URL, poolSize: 2, statementTimeoutMs: 5_000 });
+    cleanups.push(() => db.pool.end());
+    const client = await db.pool.connect();
+    await client.query('BEGIN');
+    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const admin = new pg.Client({ connectionString: store.DATABASE_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+    // The termination, then the connection's end, each an 'error': one nobody hears stops the process
+    // (vitest reports it), so the service's listener must outlive the first.
+    await sleep(300);
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    expect(client.listenerCount('error')).toBeGreaterThanOrEqual(1);
+    client.release(true);
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
+describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend})`, () => {
+  if (!clusterBin || !runAs) {
+    const line = 'the PostgreSQL restart suite: pg_ctl (Debian postgresql) and a postgres user are needed';
+    if (process.env.CI) throw new Error(`CI needs every suite; ${line}`);
+    process.stderr.write(`skipping ${line}\n`);
+    return;
+  }
+  const [bin, user] = [clusterBin, runAs];
+
+  /** A private cluster with password authentication, its database `app`, and a pg_ctl for it. */
+  async function passwordCluster(password: string) {
+    const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
+    if (user.uid !== undefined) chownSync(folder, user.uid, user.gid as number);
+    const data = join(folder, 'data');
+    const passwordFile = join(folder, 'password');
+    writeFileSync(passwordFile, password);
+    if (user.uid !== undefined) chownSync(passwordFile, user.uid, user.gid as number);
+    const port = await freePort();
+    const initdb = spawnSync(
+      join(bin, 'initdb'),
+      ['-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${passwordFile}`, '--no-sync'],
+      { ...user, encoding: 'utf8', cwd: folder },
+    );
+    expect(initdb.status, initdb.stderr).toBe(0);
+    const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    const started = spawnSync(
+      join(bin, 'pg_ctl'),
+      ['start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log')],
+      { ...user, encoding: 'utf8', cwd: folder },
+    );
+    expect(started.status, started.stderr).toBe(0);
+    cleanups.push(() => spawnSync(join(bin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], user));
+    const url = (database: string, secret = password) =>
+      `postgres://postgres:${secret}@127.0.0.1:${port}/${database}`;
+    const admin = new pg.Client({ connectionString: url('postgres') });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('CREATE DATABASE app');
+    return { url, admin };
+  }
+
+  it('when the server refuses new connections for a changed password (28P01) or a dropped database (3D000), then 503 with Retry-After naming the cause in the log, not 500', async () => {
+    const { url, admin } = await passwordCluster('first-secret');
+    const store: TestStore = { DATABASE_URL: url('app') };
+    const env = { ...store, NODE_ENV: 'production', DATABASE_POOL_SIZE: '2', LOG_LEVEL: 'warn' };
+    const server = await start(env);
+    const { key } = await createKey(serverDist, env, ...enterprise(1_000, 10_000));
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const closeConnections = () =>
+      admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'app'");
+
+    await admin.query("ALTER ROLE postgres PASSWORD 'second-secret'");
+    await closeConnections();
+    const refused = await call(`${server.url}/v1/pets`, key);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    await until(`${server.url}/readyz`, 503);
+    expect(server.output()).toContain("28P01: the server refuses DATABASE_URL's password");
+    expect(server.output()).not.toContain('second-secret');
+    await admin.query("ALTER ROLE postgres PASSWORD 'first-secret'");
+    await until(`${server.url}/v1/pets`, 200, key); // mended: served again, no restart
+
+    await admin.query('DROP DATABASE app WITH (FORCE)'); // its connections terminated (57P01), then 3D000
+    for (let i = 0; i < 20 && !server.output().includes('3D000'); i++) {
+      const gone = await call(`${server.url}/v1/pets`, key);
+      expect(gone.status).toBe(503);
+      expect(gone.headers.get('retry-after')).toBe('5');
+    }
+    expect(server.output()).toContain("3D000: DATABASE_URL's database does not exist");
+    expect(server.output()).not.toContain('first-secret');
+    expect(server.output()).not.toMatch(/internal_error/);
+  });
+
+  it('pg_ctl restart -m fast under load, then a stop and a start: 503 with Retry-After and /readyz 503 meanwhile, recovery by itself', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
+    if (user.uid !== undefined) chownSync(folder, user.uid, user.gid as number);
+    const data = join(folder, 'data');
+    const port = await freePort();
+    const pgCtl = (...args: string[]) => {
+      const result = spawnSync(join(bin, 'pg_ctl'), args, { ...user, encoding: 'utf8', cwd: folder });
+      if (result.status !== 0) throw new Error(`pg_ctl ${args[0]}: ${result.stdout}${result.stderr}`);
+    };
+    const initdb = spawnSync(
+      join(bin, 'initdb'),
+      ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'],
+      { ...user, encoding: 'utf8', cwd: folder },
+    );
+    expect(initdb.status, initdb.stderr).toBe(0);
+    const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    pgCtl('start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log'));
+    cleanups.push(() => spawnSync(join(bin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], user));
+
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const store: TestStore =
+      backend === 'postgres+redis'
+        ? {
+            DATABASE_URL: url,
+            REDIS_URL: redisUrl,
+            REDIS_KEY_PREFIX: `${storePrefix}_restart_${process.pid}_${port}:`,
+          }
+        : { DATABASE_URL: url };
+    const { server, key } = await serverOn(store);
+    const traffic = load(server, key);
+    for (let restart = 0; restart < 3; restart++) {
+      await sleep(500);
+      pgCtl('restart', '-D', data, '-m', 'fast', '-w', '-o', options, '-l', join(folder, 'log'));
+    }
+    await sleep(500);
+    // A longer outage: stopped, so that /readyz and the API are seen answering 503 before the start.
+    pgCtl('stop', '-D', data, '-m', 'fast', '-w');
+    await until(`${server.url}/readyz`, 503);
+    const during = await call(`${server.url}/v1/pets`, key);
+    expect(during.status).toBe(503);
+    expect(during.headers.get('retry-after')).toBe('5');
+    await sleep(1_000);
+    pgCtl('start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log'));
+    await sleep(1_000);
+    await traffic.stop();
+    expect(traffic.statuses.get(503) ?? 0).toBeGreaterThan(0);
+    await expectRecovered(server, key, traffic, url);
+  });
+});

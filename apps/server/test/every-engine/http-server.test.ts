@@ -1,0 +1,326 @@
+// The HTTP server's own bounds and answers: what Node's parser refuses, timeouts, the connection cap and
+// pipelining, all over raw sockets (fetch cannot send most of these).
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TrustProxy } from '../../src/config.js';
+import { call, parseRaw, rawRequest, startServer, type TestServer } from '../support/harness.js';
+
+const open: TestServer[] = [];
+const serve = async (...args: Parameters<typeof startServer>) => {
+  const server = await startServer(...args);
+  open.push(server);
+  return server;
+};
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.destroy();
+  await Promise.all(
+    open.splice(0).map((s) => {
+      s.expectNoContractViolations();
+      return s.close();
+    }),
+  );
+});
+
+const host = 'Host: 127.0.0.1\r\n';
+
+describe('requests the HTTP parser refuses', () => {
+  it.each([
+    [
+      'a header section over 16 KiB',
+      `GET /v1/pets HTTP/1.1\r\n${host}X-Big: ${'a'.repeat(17_000)}\r\n\r\n`,
+      431,
+    ],
+    ['a raw space in the target', `GET /v1/pe ts HTTP/1.1\r\n${host}\r\n`, 400],
+    ['a control byte in the target', `GET /v1/pets\x01 HTTP/1.1\r\n${host}\r\n`, 400],
+    ['bad chunk framing', `POST /v1/pets HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
+    [
+      'both Content-Length and Transfer-Encoding',
+      `POST /v1/pets HTTP/1.1\r\n${host}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      400,
+    ],
+    ['an unknown method', `BREW /v1/pets HTTP/1.1\r\n${host}\r\n`, 501],
+    [
+      '2,100 empty headers before a valid Authorization',
+      `GET /v1/pets HTTP/1.1\r\n${host}${'X-Empty:\r\n'.repeat(2_100)}Authorization: Bearer as_000000000000_x\r\n\r\n`,
+      431,
+    ],
+    ['201 header lines', `GET /v1/pets HTTP/1.1\r\n${host}${'X-A: 1\r\n'.repeat(200)}\r\n`, 431],
+    ['Expect: bogus', `GET /v1/pets HTTP/1.1\r\n${host}Expect: bogus\r\n\r\n`, 417],
+  ])('when %s, then the Error shape, Connection: close and a request id', async (_, request, status) => {
+    const server = await serve();
+    const { text, closed } = await rawRequest(server.url, request);
+    const res = parseRaw(text);
+    expect(res.status).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers.connection).toBe('close');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.body).toEqual({ code: expect.any(String), message: expect.any(String), status });
+    expect(closed).toBe(true);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200); // and the server is fine
+  });
+});
+
+describe('timeouts', () => {
+  it('when the headers do not arrive within the headers timeout, then 408 and the connection is closed', async () => {
+    const server = await serve({ connections: { headersTimeoutMs: 500, requestTimeoutMs: 1_000 } });
+    const { text, closed, elapsedMs } = await rawRequest(
+      server.url,
+      `GET /v1/pets HTTP/1.1\r\n${host}`,
+      5_000,
+    );
+    expect(closed).toBe(true);
+    expect(elapsedMs).toBeLessThan(3_000);
+    expect(parseRaw(text).body).toEqual({
+      code: 'request_timeout',
+      message: expect.any(String),
+      status: 408,
+    });
+  });
+
+  it('when a body trickles in beyond the request timeout, then 408 and the connection is closed', async () => {
+    const server = await serve({ connections: { headersTimeoutMs: 500, requestTimeoutMs: 1_000 } });
+    const key = await server.key({ perMinute: 100, perDay: 1000 });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    sockets.push(socket);
+    await once(socket, 'connect');
+    let text = '';
+    socket.on('data', (d) => {
+      text += d;
+    });
+    socket.write(
+      `POST /v1/pets HTTP/1.1\r\n${host}Authorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{`,
+    );
+    const started = Date.now();
+    await once(socket, 'close');
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('closes an idle keep-alive connection after the keep-alive timeout', async () => {
+    const server = await serve({ connections: { keepAliveTimeoutMs: 300 } });
+    const { text, closed, elapsedMs } = await rawRequest(
+      server.url,
+      `GET /healthz HTTP/1.1\r\n${host}\r\n`,
+      5_000,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(closed).toBe(true);
+    expect(elapsedMs).toBeLessThan(2_000);
+  });
+});
+
+/** `promise`, or a failure naming what did not happen within `ms`. */
+const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)),
+  ]);
+
+/** `count` connections from `localAddress` (a loopback address: all of 127/8 is this machine), left open. */
+async function holdConnections(port: number, localAddress: string, count: number): Promise<Socket[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const socket = connect({ port, host: '127.0.0.1', localAddress });
+      sockets.push(socket);
+      socket.on('error', () => {});
+      await within(5_000, 'connect', once(socket, 'connect'));
+      return socket;
+    }),
+  );
+}
+
+/** The status of GET /healthz on an open connection (kept alive), 0 when it closes instead. */
+async function askOn(socket: Socket): Promise<number> {
+  let text = '';
+  const onData = (chunk: Buffer) => {
+    text += chunk;
+  };
+  socket.on('data', onData);
+  socket.write(`GET /healthz HTTP/1.1\r\n${host}\r\n`);
+  const answered = new Promise<void>((resolve) => {
+    const check = () => (text.includes('\r\n\r\n') && text.includes('}') ? resolve() : undefined);
+    socket.on('data', check);
+    socket.once('close', () => resolve());
+  });
+  await within(3_000, 'an answer', answered);
+  socket.off('data', onData);
+  return text.startsWith('HTTP/1.1 200 ') ? 200 : 0;
+}
+
+/** The status of one GET /healthz on a new connection from `localAddress`, 0 when refused. */
+async function probe(port: number, localAddress: string): Promise<number> {
+  const [socket] = await holdConnections(port, localAddress, 1);
+  return askOn(socket as Socket);
+}
+
+describe('connection limits', () => {
+  it('refuses connections beyond MAX_CONNECTIONS at once, and serves again when they go', async () => {
+    const server = await serve({ connections: { maxConnections: 3 } });
+    const port = Number(new URL(server.url).port);
+    for (let i = 0; i < 3; i++) {
+      const socket = connect(port, '127.0.0.1');
+      sockets.push(socket);
+      await once(socket, 'connect');
+    }
+    const { closed, text, elapsedMs } = await rawRequest(server.url, `GET /healthz HTTP/1.1\r\n${host}\r\n`);
+    expect(closed).toBe(true);
+    expect(text).toBe('');
+    expect(elapsedMs).toBeLessThan(1_000);
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  // Once in CI (postgres project, loaded machine) this hung for 60 s and could not be reproduced in 9 runs
+  // since; every wait is now bounded and says which one ran out, and the test gets one retry.
+  it('closes connections that send nothing within the headers timeout, so idle sockets cannot lock everyone out', {
+    retry: 1,
+  }, async () => {
+    const server = await serve({
+      connections: { maxConnections: 20, headersTimeoutMs: 500, requestTimeoutMs: 1_000 },
+    });
+    const port = Number(new URL(server.url).port);
+    const idle = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const socket = connect(port, '127.0.0.1');
+        sockets.push(socket);
+        socket.on('error', () => {});
+        // Listened for from the start: under load the server may close it before `connect` is handled here.
+        const closedAt = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+        await within(5_000, 'connect', once(socket, 'connect'));
+        return closedAt;
+      }),
+    );
+    const opened = Date.now();
+    const closedAt = await within(5_000, 'the server to close the idle sockets', Promise.all(idle));
+    for (const at of closedAt) expect(at - opened).toBeLessThan(2_000);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
+  it('one client reopening idle connections by the hundred cannot hold every slot: probes from elsewhere are answered', async () => {
+    const server = await serve({
+      connections: { maxConnections: 60, maxConnectionsPerAddress: 20, headersTimeoutMs: 500 },
+    });
+    const port = Number(new URL(server.url).port);
+    // The hostile client, from 127.0.0.2 (all of 127/8 is this machine): 300 idle connections, each one
+    // reopened as soon as the server closes it, for as long as the probes last (15 of them: a count, not a
+    // time, so that a busy machine probes as often, only slower).
+    let attacking = true;
+    let opened = 0;
+    const hold = (): Promise<void> =>
+      new Promise((resolve) => {
+        const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+        opened++;
+        socket.on('error', () => {});
+        socket.once('close', () => resolve(attacking ? hold() : undefined));
+        sockets.push(socket);
+      });
+    const attack = Promise.all(Array.from({ length: 300 }, hold));
+    // A probe every 100 ms from 127.0.0.1, as a load balancer's health check would come.
+    const probes: number[] = [];
+    while (probes.length < 15) {
+      const { text } = await rawRequest(
+        server.url,
+        `GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+        1_000,
+      );
+      probes.push(text.startsWith('HTTP/1.1 200 ') ? 200 : 0);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    attacking = false;
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await attack;
+    expect(opened).toBeGreaterThan(300); // the client did reopen what was closed
+    expect(probes).toEqual(Array(15).fill(200));
+  });
+
+  it('MAX_CONNECTIONS_PER_ADDRESS=1: an address holds one connection (served), and a second is closed at once', async () => {
+    const server = await serve({ connections: { maxConnections: 50, maxConnectionsPerAddress: 1 } });
+    const port = Number(new URL(server.url).port);
+    const [first] = await holdConnections(port, '127.0.0.3', 1);
+    expect(await askOn(first as Socket)).toBe(200);
+    const [second] = await holdConnections(port, '127.0.0.3', 1);
+    expect(
+      await within(2_000, 'the second connection to close', once(second as Socket, 'close')),
+    ).toBeTruthy();
+    expect(await askOn(first as Socket)).toBe(200); // the first is untouched
+    expect(await probe(port, '127.0.0.4')).toBe(200); // and another address has its own
+  });
+
+  it.each([
+    ['a list naming it', ['loopback']],
+    ['a hop count (1)', 1],
+    ['true', true],
+  ] satisfies [string, TrustProxy][])(
+    'a proxy trusted by %s is not capped per address: its connections carry many clients',
+    async (_, trustProxy) => {
+      const server = await serve({
+        connections: { maxConnections: 50, maxConnectionsPerAddress: 3, trustProxy },
+      });
+      const port = Number(new URL(server.url).port);
+      const held = await holdConnections(port, '127.0.0.1', 10);
+      // Every one of them stays open and is served: none was closed past the third.
+      expect(await Promise.all(held.map(askOn))).toEqual(Array(10).fill(200));
+    },
+  );
+
+  it.each([
+    ['with TRUST_PROXY=1, one address opening every connection it can', 1, [40]],
+    ['four addresses opening MAX_CONNECTIONS_PER_ADDRESS each, more than the slots', undefined, [6, 6, 6, 6]],
+  ] as const)(
+    '%s: the last tenth of the slots stays for new addresses, a probe from another is answered',
+    async (_, trustProxy, counts) => {
+      const server = await serve({
+        connections: {
+          maxConnections: 20,
+          maxConnectionsPerAddress: 6,
+          headersTimeoutMs: 10_000,
+          trustProxy,
+        },
+      });
+      const port = Number(new URL(server.url).port);
+      const held = await Promise.all(counts.map((n, i) => holdConnections(port, `127.0.0.${10 + i}`, n)));
+      await new Promise((r) => setTimeout(r, 200)); // the refused ones are closed by now
+      const open = held.flat().filter((socket) => !socket.closed).length;
+      // Of 20 slots, the last two are kept for addresses that hold none: the last address to come may have
+      // taken one with its first connection.
+      expect(open).toBeGreaterThanOrEqual(18);
+      expect(open).toBeLessThan(20);
+      expect(await probe(port, '127.0.0.20')).toBe(200);
+    },
+  );
+
+  it('with 9 slots, the one slot of the last tenth (at least one) stays for a new address: 8 open, a probe answered', async () => {
+    const server = await serve({
+      connections: {
+        maxConnections: 9,
+        maxConnectionsPerAddress: 100,
+        headersTimeoutMs: 10_000,
+        trustProxy: 1,
+      },
+    });
+    const port = Number(new URL(server.url).port);
+    const held = await holdConnections(port, '127.0.0.30', 20);
+    await new Promise((r) => setTimeout(r, 200)); // the refused ones are closed by now
+    expect(held.filter((socket) => !socket.closed)).toHaveLength(8);
+    expect(await probe(port, '127.0.0.31')).toBe(200);
+  });
+
+  it('drops a connection that pipelines more than MAX_PIPELINED_REQUESTS without reading', async () => {
+    const server = await serve({ connections: { maxPipelinedRequests: 4 } });
+    const key = await server.key({ perMinute: 10_000, perDay: 100_000 });
+    const one = `GET /v1/pets HTTP/1.1\r\n${host}Authorization: Bearer ${key}\r\n\r\n`;
+    const { closed } = await rawRequest(server.url, one.repeat(200), 3_000);
+    expect(closed).toBe(true);
+    expect(server.logs.join('')).toContain('too many pipelined requests');
+    // A client that pipelines a few is served in full.
+    const few = await rawRequest(
+      server.url,
+      `${one.repeat(3)}GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
+    );
+    expect(few.text.match(/HTTP\/1\.1 200 /g)).toHaveLength(4);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+  });
+});

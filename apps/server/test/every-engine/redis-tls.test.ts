@@ -1,0 +1,131 @@
+// rediss:// with a password, for real: a redis-server of the test's own serving TLS only, with a certificate
+// from a CA of the test's own that the service trusts through NODE_EXTRA_CA_CERTS (as docs/scaling-out.md
+// tells operators of a private CA), and `requirepass`.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKey, enterprise, freePort, toolFor, untilListening } from '@animal-store/test-support';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { backend, redisTopology } from '../support/backends.js';
+import { call, freshStore, processesStoppedAfterEach, serverDist } from '../support/harness.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+const startProcess = processesStoppedAfterEach();
+
+/** A CA, and a certificate for 127.0.0.1 signed by it, in a temporary folder. */
+function certificates(dir: string) {
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+  );
+  ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-subj',
+    '/CN=127.0.0.1',
+    '-keyout',
+    'redis.key',
+    '-out',
+    'redis.csr',
+  );
+  writeFileSync(join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'redis.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    'san.cnf',
+    '-out',
+    'redis.pem',
+  );
+  return { ca: join(dir, 'ca.pem'), cert: join(dir, 'redis.pem'), key: join(dir, 'redis.key') };
+}
+
+const openssl = toolFor('the Redis TLS suite', 'openssl');
+
+describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && openssl)(
+  'Redis over TLS, with a password',
+  () => {
+    it('rediss:// with the password: limits in Redis; a wrong password stops the start with one line naming REDIS_URL, no secret', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'animal-store-redis-tls-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const files = certificates(dir);
+      const port = await freePort();
+      const password = 'tls-test-password-4f1c';
+      const redis = spawn(
+        'redis-server',
+        [
+          ...[
+            '--port',
+            '0',
+            '--tls-port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+          ],
+          ...['--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca],
+          ...['--tls-auth-clients', 'no', '--requirepass', password],
+        ],
+        { stdio: 'ignore' },
+      );
+      cleanups.push(() => redis.kill('SIGKILL'));
+      const store = await freshStore();
+      const prefix = store.REDIS_KEY_PREFIX as string;
+      const env = {
+        ...store,
+        NODE_EXTRA_CA_CERTS: files.ca,
+        REDIS_URL: `rediss://:${password}@127.0.0.1:${port}`,
+      };
+      await untilListening(port, 'redis-server (TLS)');
+      const server = await startProcess(env);
+      const key = await createKey(serverDist, env, ...enterprise(2, 100));
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      expect((await (await fetch(`${server.url}/readyz`)).json()).status).toBe('ready');
+      // The window is in that Redis: read over TLS with the CA, as the service does.
+      const view = new Redis({ port, host: '127.0.0.1', password, tls: { ca: [readFileSync(files.ca)] } });
+      cleanups.push(() => view.disconnect());
+      expect(await view.get(`${prefix}minute:${key.id}`)).toBe('2');
+
+      const wrong = { ...env, REDIS_URL: `rediss://:not-the-${password}@127.0.0.1:${port}` };
+      const refused = await startProcess(wrong).then(
+        () => 'started',
+        (error: Error) => error.message,
+      );
+      expect(refused).toContain('REDIS_URL');
+      expect(refused).not.toContain(password);
+    });
+  },
+);

@@ -1,0 +1,179 @@
+// Each engine's counters (store/*/counters.ts) against the real engine of this project, and the lease
+// algorithm over them: partial grants at the limit, windows that end (short windows, real time), points
+// given back, marks (bans), reads and sweeps. The same seven operations, the same answers, on SQLite,
+// PostgreSQL and Redis.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import type { CounterStore } from '../../src/limits/counter-store.js';
+import { Leases } from '../../src/limits/leases.js';
+import { type Backend, openBackend } from '../../src/store/open.js';
+import { backend as engine, freshStore } from '../support/harness.js';
+
+let opened: Backend;
+let counters: CounterStore;
+beforeAll(async () => {
+  const config = loadConfig({ ...(await freshStore()), NODE_ENV: 'test' });
+  opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+  counters = opened.counters;
+});
+afterAll(() => opened.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const window = 400; // ms: short windows, so that they really end during the test
+
+/**
+ * A take, with how long its answer took. A window's end as Redis reports it (a TTL, turned into an instant
+ * when the answer arrives) is off by at most the time the answer took, plus the millisecond PTTL rounds to.
+ */
+async function take(key: string, want: number, limit: number, windowMs: number) {
+  const started = performance.now();
+  const grant = await counters.take(key, want, limit, windowMs);
+  return { ...grant, latency: performance.now() - started };
+}
+
+/** A running window as read: its points exactly; its end within what the two answers' times allow. */
+async function expectRunning(key: string, used: number, grant: { resetAt: number; latency: number }) {
+  const started = performance.now();
+  const seen = await counters.read(key);
+  const latency = performance.now() - started;
+  expect(seen.used, key).toBe(used);
+  expect(Math.abs(seen.resetAt - grant.resetAt), key).toBeLessThanOrEqual(1 + grant.latency + latency);
+}
+
+describe(`counters on ${engine}`, () => {
+  it('grants what is asked while the window has it, then the rest, then nothing', async () => {
+    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 5, used: 5 });
+    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 3, used: 8 });
+    const none = await counters.take('minute:a', 5, 8, window);
+    expect(none).toMatchObject({ granted: 0, used: 8 });
+    expect(none.resetAt - Date.now()).toBeGreaterThan(0);
+    expect(none.resetAt - Date.now()).toBeLessThanOrEqual(window);
+  });
+
+  it('starts a new window once the last one has ended', async () => {
+    await counters.take('minute:b', 8, 8, window);
+    await sleep(window + 100);
+    expect(await counters.take('minute:b', 2, 8, window)).toMatchObject({ granted: 2, used: 2 });
+  });
+
+  it('takes back points given back while their window runs', async () => {
+    const grant = await counters.take('minute:c', 6, 6, 60_000);
+    await counters.giveBack('minute:c', 4, grant.resetAt);
+    expect(await counters.take('minute:c', 10, 6, 60_000)).toMatchObject({ granted: 4, used: 6 });
+  });
+
+  it('keeps a mark (a ban) until it ends or is deleted', async () => {
+    expect(await counters.endsAt('ban:d')).toBe(0);
+    await counters.mark('ban:d', 60_000);
+    expect((await counters.endsAt('ban:d')) - Date.now()).toBeGreaterThan(59_000);
+    await counters.delete('ban:d');
+    expect(await counters.endsAt('ban:d')).toBe(0);
+    await counters.mark('ban:e', 200);
+    await sleep(300);
+    expect(await counters.endsAt('ban:e')).toBe(0);
+  });
+
+  it('a second ban of a key whose first ban ended replaces it: it lasts its full length', async () => {
+    await counters.mark('ban:g', 200);
+    await sleep(300);
+    await counters.mark('ban:g', 60_000);
+    expect((await counters.endsAt('ban:g')) - Date.now()).toBeGreaterThan(59_000);
+    // and a ban over a live one, or over a window of the same name, is the new one
+    await counters.mark('ban:g', 120_000);
+    expect((await counters.endsAt('ban:g')) - Date.now()).toBeGreaterThan(119_000);
+    await counters.take('ban:h', 3, 10, 60_000);
+    await counters.mark('ban:h', 90_000);
+    expect((await counters.endsAt('ban:h')) - Date.now()).toBeGreaterThan(89_000);
+  });
+
+  it('points given back for a window that has ended never go to the next one', async () => {
+    const first = await counters.take('minute:i', 5, 10, window);
+    await sleep(window + 100);
+    const second = await take('minute:i', 6, 10, 60_000);
+    expect(second).toMatchObject({ granted: 6, used: 6 });
+    expect(second.resetAt).toBeGreaterThan(first.resetAt);
+    await counters.giveBack('minute:i', 5, first.resetAt); // late: its window is gone
+    await expectRunning('minute:i', 6, second);
+  });
+
+  it('read: the points taken from a running window and its end; nothing for an ended or unknown one', async () => {
+    const grant = await take('minute:j', 4, 10, 60_000);
+    await expectRunning('minute:j', 4, grant);
+    await counters.take('minute:k', 4, 10, 200);
+    await sleep(300);
+    expect(await counters.read('minute:k')).toEqual({ used: 0, resetAt: 0 });
+    expect(await counters.read('minute:never')).toEqual({ used: 0, resetAt: 0 });
+  });
+
+  it('sweep deletes what has ended and keeps every running window and mark, exactly', async () => {
+    const live = await take('day:l', 7, 100, 60_000);
+    await counters.mark('ban:l', 60_000);
+    await counters.take('minute:m', 3, 100, 200);
+    await counters.mark('ban:m', 200);
+    await sleep(300);
+    const swept = await counters.sweep();
+    // SQL engines delete the two ended rows (and any other test's ended ones); Redis expires its own keys.
+    if (engine === 'postgres+redis') expect(swept).toBeGreaterThanOrEqual(0);
+    else expect(swept).toBeGreaterThanOrEqual(2);
+    await expectRunning('day:l', 7, live);
+    expect((await counters.endsAt('ban:l')) - Date.now()).toBeGreaterThan(59_000);
+    expect(await counters.read('minute:m')).toEqual({ used: 0, resetAt: 0 });
+    expect(await counters.endsAt('ban:m')).toBe(0);
+    // the live window goes on counting from where it was
+    expect(await counters.take('day:l', 1, 100, 60_000)).toMatchObject({ granted: 1, used: 8 });
+  });
+
+  it("holds: a lease's grant marks the window held for its holdMs, seen by every other holder, not by its own", async () => {
+    const a = { holder: 'process-a', holdMs: 300 };
+    const b = { holder: 'process-b', holdMs: 300 };
+    const leased = await counters.take('minute:n', 5, 8, 60_000, a);
+    expect(leased).toMatchObject({ granted: 5, heldUntil: 0 }); // its own hold
+    const refused = await counters.take('minute:n', 5, 8, 60_000, b); // the rest, then nothing
+    expect(refused).toMatchObject({ granted: 3 });
+    const nothing = await take('minute:n', 1, 8, 60_000);
+    expect(nothing.granted).toBe(0);
+    expect(nothing.heldUntil - Date.now()).toBeGreaterThan(0);
+    expect(nothing.heldUntil - Date.now()).toBeLessThanOrEqual(300 + nothing.latency + 1);
+    // Both hold now: each sees the other's; a take of a single point (no hold) moves nothing.
+    expect((await counters.take('minute:n', 1, 8, 60_000, { ...a, holdMs: 0 })).heldUntil).toBeGreaterThan(0);
+    await sleep(400);
+    expect((await counters.take('minute:n', 1, 8, 60_000, b)).heldUntil).toBe(0); // the hold ended
+    // A window that ended forgets its hold.
+    await counters.take('minute:o', 5, 8, 200, a);
+    await sleep(300);
+    expect(await counters.take('minute:o', 1, 8, 60_000, b)).toMatchObject({ granted: 1, heldUntil: 0 });
+  });
+
+  it.runIf(engine === 'postgres+redis')(
+    'undo: a named take carried out is undone once (its points back), and one undone before it arrives grants nothing',
+    async () => {
+      const lease = (id: string) => ({ holder: 'process-a', holdMs: 0, id });
+      const undo = counters.undo as NonNullable<CounterStore['undo']>;
+      expect(await counters.take('day:p', 40, 1_000, 60_000, lease('first'))).toMatchObject({ granted: 40 });
+      await undo('day:p', 'first');
+      await undo('day:p', 'first'); // again (a retry): counted once
+      expect((await counters.read('day:p')).used).toBe(0);
+      await undo('day:p', 'late'); // its answer was given up on before it was even carried out
+      expect(await counters.take('day:p', 40, 1_000, 60_000, lease('late'))).toMatchObject({ granted: 0 });
+      expect((await counters.read('day:p')).used).toBe(0);
+    },
+  );
+
+  it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {
+    const [one, two] = [new Leases(counters, Date.now), new Leases(counters, Date.now)];
+    const take = (leases: Leases) => leases.take('minute:f', 80, window);
+    // Each: a point, then a lease (an eighth of what is left), most of it unused.
+    expect((await Promise.all([take(one), take(one), take(two), take(two)])).every((t) => t.admitted)).toBe(
+      true,
+    );
+    expect((await counters.take('minute:f', 0, 80, window)).used).toBeGreaterThan(4);
+    await sleep(window + 100);
+    const after = await take(one);
+    expect(after).toMatchObject({ admitted: true, remaining: 79 });
+    expect(after.resetAt - Date.now()).toBeGreaterThan(window - 150);
+    // The store counts the new window only: this process's new point, nothing of the old leases.
+    expect((await counters.take('minute:f', 0, 80, window)).used).toBe(1);
+    await Promise.all([one.release(), two.release()]);
+  });
+});

@@ -1,0 +1,260 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  call,
+  freshStore,
+  type ServerProcess,
+  startProcess,
+  startServer,
+  type TestServer,
+} from '../support/harness.js';
+
+const open: TestServer[] = [];
+const processes: ServerProcess[] = [];
+const serve = async (...args: Parameters<typeof startServer>) => {
+  const server = await startServer(...args);
+  open.push(server);
+  return server;
+};
+afterEach(async () => {
+  await Promise.all([
+    ...open.splice(0).map((s) => {
+      s.expectNoContractViolations();
+      return s.close();
+    }),
+    ...processes.splice(0).map((p) => p.stop()),
+  ]);
+});
+
+const header = (res: Response, name: string) => res.headers.get(name);
+const int = (res: Response, name: string) => Number(res.headers.get(name));
+const now = () => Date.now() / 1000;
+const list = (server: { url: string }, key?: string, query = '') =>
+  call(`${server.url}/v1/pets${query}`, key);
+
+describe('rate limits by key', () => {
+  it('admits exactly the per-minute quota, with the headers counting down', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 5, perDay: 100 });
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await list(server, key);
+      statuses.push(res.status);
+      expect(int(res, 'x-ratelimit-limit')).toBe(5);
+      expect(int(res, 'x-ratelimit-remaining')).toBe(4 - i);
+      expect(int(res, 'x-ratelimit-reset')).toBeGreaterThan(now() + 55);
+      expect(int(res, 'x-ratelimit-reset')).toBeLessThanOrEqual(Math.ceil(now() + 60));
+      expect(header(res, 'ratelimit-policy')).toBe('"minute";q=5;w=60, "day";q=100;w=86400');
+      expect(header(res, 'ratelimit')).toMatch(
+        new RegExp(`^"minute";r=${4 - i};t=(59|60), "day";r=${99 - i};t=(86399|86400)$`),
+      );
+    }
+    const limited = await list(server, key);
+    expect(statuses).toEqual([200, 200, 200, 200, 200]);
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toEqual({
+      code: 'rate_limited',
+      message: expect.stringMatching(/retry in \d+ seconds/),
+      status: 429,
+    });
+    const retryAfter = int(limited, 'retry-after');
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // Retry-After points at the same instant as X-RateLimit-Reset (both rounded up to whole seconds).
+    expect(Math.abs(int(limited, 'x-ratelimit-reset') - Math.ceil(now() + retryAfter))).toBeLessThanOrEqual(
+      1,
+    );
+    expect(int(limited, 'x-ratelimit-remaining')).toBe(0);
+  });
+
+  it('counts requests answered 400 and 404 too', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 3, perDay: 100 });
+    expect((await list(server, key, '?limit=0')).status).toBe(400);
+    expect((await call(`${server.url}/v1/pets/999`, key)).status).toBe(404);
+    const last = await list(server, key);
+    expect(last.status).toBe(200);
+    expect(int(last, 'x-ratelimit-remaining')).toBe(0);
+    const limited = await list(server, key, '?limit=0');
+    expect(limited.status).toBe(429);
+    expect(header(limited, 'x-ratelimit-limit')).toBe('3');
+  });
+
+  it('does not count requests answered 429 against the day', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 2, perDay: 50 });
+    for (let i = 0; i < 2; i++) expect((await list(server, key)).status).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await list(server, key)).status).toBe(429);
+    const res = await list(server, key);
+    expect(header(res, 'ratelimit')).toMatch(/"day";r=48;/);
+  });
+
+  it('limits by the day window, and the headers describe the window with the fewest remaining', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 100, perDay: 7 });
+    for (let i = 0; i < 7; i++) {
+      const res = await list(server, key);
+      expect(res.status).toBe(200);
+      expect(int(res, 'x-ratelimit-limit')).toBe(7);
+      expect(int(res, 'x-ratelimit-remaining')).toBe(6 - i);
+      expect(int(res, 'x-ratelimit-reset')).toBeGreaterThan(now() + 86_000);
+    }
+    const limited = await list(server, key);
+    expect(limited.status).toBe(429);
+    expect(int(limited, 'retry-after')).toBeGreaterThan(86_000);
+    expect(header(limited, 'ratelimit')).toMatch(/^"minute";r=93;t=\d+, "day";r=0;t=\d+$/);
+  });
+
+  it('when both windows are exhausted, Retry-After and every header name the day, not the minute', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 7, perDay: 7 });
+    for (let i = 0; i < 7; i++) expect((await list(server, key)).status).toBe(200);
+    const limited = await list(server, key);
+    expect(limited.status).toBe(429);
+    const wait = int(limited, 'retry-after');
+    expect(wait).toBeGreaterThan(86_000);
+    expect((await limited.json()).message).toContain(`retry in ${wait} seconds`);
+    expectOneWait(limited, wait);
+  });
+
+  it('on a tie, describes the shorter window', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 5, perDay: 5 });
+    const res = await list(server, key);
+    expect(int(res, 'x-ratelimit-remaining')).toBe(4);
+    expect(int(res, 'x-ratelimit-reset')).toBeLessThanOrEqual(Math.ceil(now() + 60));
+  });
+
+  it('uses the plan table for non-enterprise keys', async () => {
+    const server = await serve();
+    const res = await list(server, await server.keyOf('pro'));
+    expect(header(res, 'ratelimit-policy')).toBe('"minute";q=300;w=60, "day";q=10000;w=86400');
+  });
+});
+
+/** Retry-After, X-RateLimit-Reset and every exhausted window of RateLimit name the same wait (±1 s rounding). */
+function expectOneWait(res: Response, wait: number) {
+  expect(int(res, 'x-ratelimit-remaining')).toBe(0);
+  expect(Math.abs(int(res, 'x-ratelimit-reset') - Math.ceil(now() + wait))).toBeLessThanOrEqual(1);
+  const exhausted = [...String(header(res, 'ratelimit')).matchAll(/r=0;t=(\d+)/g)].map((m) => Number(m[1]));
+  expect(exhausted.length).toBeGreaterThan(0);
+  for (const t of exhausted) expect(Math.abs(t - wait)).toBeLessThanOrEqual(1);
+}
+
+describe('temporary ban', () => {
+  it('bans a key that keeps sending while limited, then lifts the ban', async () => {
+    const server = await serve({ limits: { ban: { threshold: 3, seconds: 2 } } });
+    const key = await server.key({ perMinute: 1, perDay: 100 });
+    expect((await list(server, key)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await (await list(server, key)).json()).code).toBe('rate_limited');
+    const banned = await list(server, key);
+    expect(banned.status).toBe(429);
+    expect(await banned.json()).toEqual({
+      code: 'temporarily_banned',
+      message: expect.any(String),
+      status: 429,
+    });
+    // The ban (2 s) ends before the minute window (about a minute): the wait is the minute's, and every
+    // header tells the same wait.
+    const wait = int(banned, 'retry-after');
+    expect(wait).toBeGreaterThan(50);
+    expectOneWait(banned, wait);
+    expect(header(banned, 'x-ratelimit-limit')).toBe('1');
+    const stillBanned = await list(server, key);
+    expect((await stillBanned.json()).code).toBe('temporarily_banned');
+    await new Promise((r) => setTimeout(r, 2_100));
+    // The ban is over; the minute window is still exhausted.
+    expect((await (await list(server, key)).json()).code).toBe('rate_limited');
+  });
+});
+
+describe('requests without a valid key', () => {
+  it('are limited per client address, with the same headers', async () => {
+    const server = await serve({ limits: { anonymousPerMinute: 3 } });
+    for (let i = 0; i < 3; i++) {
+      const res = await list(server, 'as_000000000000_nope');
+      expect(res.status).toBe(401);
+      expect(int(res, 'x-ratelimit-limit')).toBe(3);
+      expect(int(res, 'x-ratelimit-remaining')).toBe(2 - i);
+      expect(header(res, 'ratelimit-policy')).toBe('"minute";q=3;w=60');
+    }
+    const limited = await list(server);
+    expect(limited.status).toBe(429);
+    expect(int(limited, 'retry-after')).toBeGreaterThanOrEqual(1);
+    expect((await limited.json()).code).toBe('rate_limited');
+    // A valid key is counted on its own, not against the address.
+    expect((await list(server, await server.key())).status).toBe(200);
+  });
+});
+
+describe('requests without a valid key behind a proxy', () => {
+  it.each([
+    [undefined, 429],
+    [['loopback'], 401],
+  ])('with TRUST_PROXY=%s, clients with other forwarded addresses answer %i', async (trustProxy, status) => {
+    const server = await serve({ limits: { anonymousPerMinute: 1 }, ...(trustProxy && { trustProxy }) });
+    const from = (address: string) =>
+      call(`${server.url}/v1/pets`, undefined, { headers: { 'x-forwarded-for': address } });
+    expect((await from('203.0.113.1')).status).toBe(401);
+    expect((await from('203.0.113.2')).status).toBe(status);
+  });
+});
+
+describe('forwarded addresses that are not addresses', () => {
+  it('are not taken as the client: counted against the proxy, never reaching the store as a key', async () => {
+    const server = await serve({ limits: { anonymousPerMinute: 2 }, trustProxy: ['loopback'] });
+    const statuses = [];
+    for (const forwarded of ['x'.repeat(300), 'not-an-address', '203.0.113.9, <script>']) {
+      const res = await call(`${server.url}/v1/pets`, undefined, {
+        headers: { 'x-forwarded-for': forwarded },
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([401, 401, 429]);
+    expect(server.logs.join('')).not.toContain('xxxxxxxxxx');
+  });
+});
+
+describe('exactness', () => {
+  it('admits exactly 20 of 200 concurrent requests against a 20/min key', async () => {
+    const server = await serve();
+    const key = await server.key({ perMinute: 20, perDay: 1000 });
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () => list(server, key).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(180);
+  });
+
+  it('admits exactly the limit across two server processes on one store', async () => {
+    const store = await freshStore();
+    const seed = await serve({ store });
+    const key = await seed.key({ perMinute: 20, perDay: 1000 });
+    const env = { ...store, NODE_ENV: 'production' };
+    const [a, b] = await Promise.all([startProcess(env), startProcess(env)]);
+    processes.push(a as ServerProcess, b as ServerProcess);
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        list(i % 2 ? (a as ServerProcess) : (b as ServerProcess), key).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+  });
+
+  it('keeps counters and bans across a restart', async () => {
+    const store = await freshStore();
+    const first = await startServer({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
+    const counted = await first.key({ perMinute: 5, perDay: 100 });
+    const banned = await first.key({ perMinute: 1, perDay: 100 });
+    for (let i = 0; i < 3; i++) await list(first, counted);
+    for (let i = 0; i < 3; i++) await list(first, banned);
+    first.expectNoContractViolations();
+    await first.close();
+
+    const second = await serve({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
+    expect(int(await list(second, counted), 'x-ratelimit-remaining')).toBe(1);
+    const res = await list(second, banned);
+    expect((await res.json()).code).toBe('temporarily_banned');
+    expect(int(res, 'retry-after')).toBeGreaterThan(590);
+    expectOneWait(res, int(res, 'retry-after')); // the ban's wait, not the minute window's
+  });
+});

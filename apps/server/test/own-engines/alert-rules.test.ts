@@ -1,0 +1,111 @@
+// The shipped Prometheus rules (deploy/prometheus/), with Prometheus's own tools: `promtool check rules`,
+// `promtool test rules` with a test for every alert, and a real Prometheus scraping a running instance
+// whose Redis is then stopped, which raises AnimalStoreRateLimitsPerInstance from the shipped file as it is.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { freePort, spawnUntilReady, toolFor, untilListening } from '@animal-store/test-support';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freshStore, processesStoppedAfterEach } from '../support/harness.js';
+
+const rulesDir = fileURLToPath(new URL('../../../../deploy/prometheus/', import.meta.url));
+const rulesFile = join(rulesDir, 'animal-store.rules.yml');
+const promtool = toolFor('the Prometheus rules', 'promtool', 'prometheus');
+const run = promisify(execFile);
+const startProcess = processesStoppedAfterEach();
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+describe.runIf(promtool)('the Prometheus rules', () => {
+  it('pass promtool check rules', async () => {
+    const { stdout } = await run(promtool as string, ['check', 'rules', rulesFile]);
+    expect(stdout).toContain('SUCCESS');
+  });
+
+  it('pass promtool test rules, which raises every alert at least once', async () => {
+    const tests = join(rulesDir, 'animal-store.rules.test.yml');
+    const { stdout } = await run(promtool as string, ['test', 'rules', tests], { cwd: rulesDir });
+    expect(stdout).toContain('SUCCESS');
+    const alerts = [...readFileSync(rulesFile, 'utf8').matchAll(/- alert: (\w+)/g)].map(([, name]) => name);
+    expect(alerts.length).toBeGreaterThanOrEqual(8);
+    // Each alert has a test case that expects it to fire (a non-empty exp_alerts after its name).
+    const raised = [...readFileSync(tests, 'utf8').matchAll(/alertname: (\w+)\n\s+exp_alerts:\n\s+- /g)].map(
+      ([, name]) => name,
+    );
+    expect(alerts.filter((name) => !raised.includes(name))).toEqual([]);
+  });
+
+  it('a real Prometheus raises AnimalStoreRateLimitsPerInstance once the instance’s Redis is stopped', async () => {
+    const redisPort = await freePort();
+    const redis = spawn(
+      toolFor('the live alert', 'redis-server') as string,
+      ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    children.push(redis);
+    await untilListening(redisPort, 'redis-server');
+    const { DATABASE_URL } = await freshStore('postgres');
+    const server = await startProcess({ DATABASE_URL, REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-prometheus-'));
+    const target = new URL(server.url).host;
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        `rule_files: ["${rulesFile}"]`,
+        'scrape_configs:',
+        `  - { job_name: animal-store, static_configs: [{ targets: ["${target}"] }] }`,
+      ].join('\n'),
+    );
+    const port = await freePort();
+    const prometheus = await spawnUntilReady(
+      toolFor('the live alert', 'prometheus') as string,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? '' },
+        ready: /Server is ready to receive web requests/,
+        timeoutMs: 30_000,
+      },
+    );
+    children.push(prometheus.child);
+    const api = async <T>(path: string) =>
+      ((await (await fetch(`http://127.0.0.1:${port}/api/v1/${path}`)).json()) as { data: T }).data;
+    type Alert = { labels: { alertname: string; instance: string }; state: string };
+    const perInstance = async () =>
+      (await api<{ alerts: Alert[] }>('alerts')).alerts.filter(
+        (a) => a.labels.alertname === 'AnimalStoreRateLimitsPerInstance',
+      );
+    const until = async (what: string, ms: number, done: () => Promise<boolean>) => {
+      const deadline = Date.now() + ms;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+    // Scraped, with Redis up: the gauge reads 0 and nothing is pending.
+    await until('scraped', 20_000, async () => {
+      const result = await api<{ result: { value: [number, string] }[] }>(
+        'query?query=animal_store_rate_limits_per_instance',
+      );
+      return result.result[0]?.value[1] === '0';
+    });
+    expect(await perInstance()).toEqual([]);
+
+    redis.kill('SIGKILL');
+    // Pending at once, firing after the rule's `for` (1m).
+    await until('pending', 20_000, async () => (await perInstance()).length > 0);
+    await until('firing', 100_000, async () => (await perInstance())[0]?.state === 'firing');
+    expect((await perInstance())[0]?.labels.instance).toBe(target);
+    await prometheus.stop();
+  }, 180_000);
+});

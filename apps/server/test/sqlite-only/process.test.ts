@@ -1,0 +1,564 @@
+// The built server and key command as processes: configuration, first start, restarts, signals, the clock.
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createKey, enterprise, listeningUrl, spawnUntilReady, toolFor } from '@animal-store/test-support';
+import { describe, expect, it } from 'vitest';
+import { call, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
+
+/** A fresh database holding one key made by the key command. */
+async function databaseWithKey(plan = 'free') {
+  const databasePath = tempDatabase();
+  const { key } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', plan);
+  return { databasePath, key };
+}
+const faketime = toolFor('the sunset under a moved clock', 'faketime');
+/** The built server in production mode under libfaketime, its clock starting at `instant`. */
+const startAt = (instant: string, databasePath: string) =>
+  start({ DATABASE_URL: databasePath, NODE_ENV: 'production' }, [faketime as string, '-f', `@${instant}`]);
+
+const start = processesStoppedAfterEach();
+
+describe('configuration', () => {
+  it.each([
+    ['PORT', 'eighty', /PORT/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL/],
+    ['RATE_LIMIT_BAN_SECONDS', '0', /RATE_LIMIT_BAN_SECONDS/],
+  ])('when %s=%s, then the server refuses to start with a clear message', async (name, value, message) => {
+    await expect(start({ DATABASE_URL: tempDatabase(), [name]: value })).rejects.toThrow(message);
+  });
+});
+
+describe('first start', () => {
+  it('outside production, creates one development key, prints it once, and it works', async () => {
+    const databasePath = tempDatabase();
+    const first = await start({ DATABASE_URL: databasePath });
+    const key = /\n {2}(as_[0-9a-f]{12}_[A-Za-z0-9_-]{43})\n/.exec(first.output())?.[1] as string;
+    const res = await call(`${first.url}/v1/pets`, key);
+    expect(res.status).toBe(200);
+    // Limits a first client loop will not hit by accident (a free key would be banned within a minute).
+    expect(res.headers.get('ratelimit-policy')).toBe('"minute";q=6000;w=60, "day";q=1000000;w=86400');
+    expect(first.output().split(key)).toHaveLength(2); // printed once, never logged
+    await first.stop();
+    const second = await start({ DATABASE_URL: databasePath });
+    expect(second.output()).not.toContain('Development API key');
+    expect(second.output()).toContain(
+      "Need an API key? npx -y -p node@24 -p pnpm@10 -c 'pnpm keys create --plan free'",
+    );
+  });
+
+  it('in production, creates no key', async () => {
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production' });
+    expect(server.output()).not.toContain('as_');
+    expect(server.output()).not.toContain('Need an API key');
+  });
+});
+
+describe('persistence', () => {
+  it('keeps pets and keys across a restart, and never reuses an id', async () => {
+    const { databasePath, key } = await databaseWithKey('pro');
+    const first = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    const created = await (
+      await call(`${first.url}/v1/pets`, key, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+      })
+    ).json();
+    expect(await first.stop()).toBe(0);
+
+    const second = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    expect(await (await call(`${second.url}/v1/pets`, key)).json()).toEqual([created]);
+    const next = await (
+      await call(`${second.url}/v1/pets`, key, {
+        method: 'POST',
+        body: JSON.stringify({ name: 'Tom', categoryId: 1 }),
+      })
+    ).json();
+    expect(next.id).toBeGreaterThan(created.id);
+  });
+});
+
+/** A POST on a raw connection whose body is held back after 5 bytes: `finish` sends the rest; `answer` is the reply. */
+async function postHalfSent(url: string, path: string, token: string, body: string) {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await once(socket, 'connect');
+  let text = '';
+  socket.on('data', (d) => {
+    text += d;
+  });
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+  );
+  return {
+    finish: () => socket.end(body.slice(5)),
+    answer: once(socket, 'close').then(() => text),
+  };
+}
+
+describe('SIGTERM', () => {
+  it('finishes requests in flight when the signal comes, on the public and the admin listener, then exits 0', async () => {
+    const { databasePath, key } = await databaseWithKey('free');
+    const adminToken = 'sigterm-test-admin-token-0123456789abcdef';
+    const server = await start({
+      DATABASE_URL: databasePath,
+      NODE_ENV: 'production',
+      ADMIN_PORT: '0',
+      ADMIN_TOKENS: adminToken,
+    });
+    // A POST on each listener whose body is still arriving when SIGTERM is sent.
+    const pet = await postHalfSent(
+      server.url,
+      '/v1/pets',
+      key,
+      JSON.stringify({ name: 'Late', categoryId: 1 }),
+    );
+    const created = await postHalfSent(
+      server.adminUrl as string,
+      '/admin/v1/keys',
+      adminToken,
+      JSON.stringify({ plan: 'pro' }),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const exit = server.stop();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(server.child.exitCode).toBeNull(); // still draining
+    pet.finish();
+    const petAnswer = await pet.answer;
+    expect(petAnswer).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(petAnswer).toContain('"name":"Late"');
+    // The public listener is drained; the admin request is still in flight, and waited for.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.child.exitCode).toBeNull();
+    created.finish();
+    const keyAnswer = await created.answer;
+    expect(keyAnswer).toMatch(/^HTTP\/1\.1 201 Created/);
+    expect(keyAnswer).toContain('"plan":"pro"');
+    expect(await exit).toBe(0);
+    expect(server.output()).toContain('"msg":"stopped"');
+  });
+});
+
+/** Raw connections to `url`, each with its own answer text and whether it was reset. */
+async function rawClients(url: string, count: number) {
+  const { hostname, port } = new URL(url);
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const socket = connect(Number(port), hostname);
+      const client = { socket, text: '', reset: false, closed: new Promise((r) => socket.once('close', r)) };
+      socket.on('data', (d) => {
+        client.text += d;
+      });
+      socket.on('error', () => {
+        client.reset = true;
+      });
+      await once(socket, 'connect');
+      return client;
+    }),
+  );
+}
+
+describe('SIGTERM with idle keep-alive connections (a proxy holds them between requests)', () => {
+  it('closes them at once and exits well within the grace period, not after the keep-alive timeout', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      KEEP_ALIVE_TIMEOUT_SECONDS: '60',
+      SHUTDOWN_GRACE_SECONDS: '30',
+    });
+    const idle = await rawClients(server.url, 8);
+    for (const c of idle) c.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await new Promise((r) => setTimeout(r, 300));
+    for (const c of idle) expect(c.text).toMatch(/^HTTP\/1\.1 200 OK/); // answered, kept alive, now idle
+    const signalled = Date.now();
+    const code = await server.stop();
+    const took = Date.now() - signalled;
+    await Promise.all(idle.map((c) => c.closed));
+    expect(code).toBe(0);
+    // The accept window (500 ms) and the stop steps; the keep-alive timeout (60 s) and the grace (30 s) far off.
+    expect(took).toBeLessThan(3_000);
+    expect(idle.filter((c) => c.reset)).toEqual([]);
+  });
+});
+
+describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s', (workers) => {
+  it('/readyz fails at once; every connection is answered or refused, and a reset never follows a read request', async () => {
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
+    const { hostname, port } = new URL(server.url);
+    type Outcome = 'answered' | 'refused' | 'reset' | 'readyz-503';
+    const outcomes: Outcome[] = [];
+    const resetsAfterAnswerStarted: string[] = [];
+    let running = true;
+    /** One client: a new connection per request, until the listener refuses it. */
+    const client = async (path: string) => {
+      while (running) {
+        const outcome = await new Promise<Outcome>((resolve) => {
+          const socket = connect(Number(port), hostname);
+          let text = '';
+          socket.on('data', (d) => {
+            text += d;
+          });
+          socket.once('connect', () =>
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+          );
+          socket.once('error', (error: NodeJS.ErrnoException) => {
+            if (text) resetsAfterAnswerStarted.push(text.slice(0, 40));
+            resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'reset');
+          });
+          socket.once('close', () => {
+            if (text.startsWith('HTTP/1.1 503') && path === '/readyz') resolve('readyz-503');
+            else resolve(text.startsWith('HTTP/1.1 200') ? 'answered' : 'reset');
+          });
+        });
+        outcomes.push(outcome);
+        if (outcome === 'refused') return;
+      }
+    };
+    const clients = Array.from({ length: 12 }, () => client('/healthz'));
+    await new Promise((r) => setTimeout(r, 300));
+    const exit = server.stop();
+    // Readiness fails first: a load balancer stops sending before the listener closes.
+    await new Promise((r) => setTimeout(r, 50));
+    // Every spelling the route answers to (Express matches case and a trailing slash loosely), each through
+    // the app like any answer: the Error shape, Retry-After and a request id; not logged as an error.
+    for (const path of ['/readyz', '/readyz/', '/READYZ?verbose=1']) {
+      const readiness = await fetch(`${server.url}${path}`, { headers: { connection: 'close' } });
+      expect(readiness.status, path).toBe(503);
+      expect(readiness.headers.get('retry-after'), path).toBe('5');
+      expect(readiness.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await readiness.json()).toEqual({
+        code: 'service_unavailable',
+        message: expect.stringContaining('shutting down'),
+        status: 503,
+      });
+    }
+    await Promise.race([Promise.all(clients), new Promise((r) => setTimeout(r, 5_000))]);
+    running = false;
+    expect(await exit).toBe(0);
+    const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
+    process.stdout.write(
+      `SIGTERM WORKERS=${workers}: ${count('answered')} answered, ${count('refused')} refused, ${count('reset')} reset\n`,
+    );
+    expect(count('answered')).toBeGreaterThan(50);
+    expect(count('refused')).toBeGreaterThan(0); // the listener did close, and said so to new connections
+    expect(resetsAfterAnswerStarted).toEqual([]); // nothing half-answered
+    // Every request the server read, it answered: none logged as left by its client unanswered.
+    expect(server.output()).not.toContain('"aborted":true');
+    expect(server.output()).not.toContain('request errored'); // readiness failing on purpose is no error
+    // The kernel resets the connections it completed but the process had not accepted when the listener
+    // closed (docs/operations.md, Shutdown): counted, not bounded, as a loaded machine decides how many.
+    expect(count('reset')).toBeLessThan(count('answered'));
+  });
+});
+
+describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
+  it('answers every request already sent, with Connection: close, and resets none', async () => {
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
+    const request = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+    // Keep-alive clients that were answered once and now sit idle, and fresh connections whose requests
+    // are written just before the signal (in the server's socket buffers, maybe not yet read).
+    const idle = await rawClients(server.url, 10);
+    for (const c of idle) c.socket.write(request);
+    await new Promise((r) => setTimeout(r, 300));
+    const fresh = await rawClients(server.url, 30);
+    for (const c of fresh) c.socket.write(request);
+    const exit = server.stop();
+    // A connection made just after the signal, within the accept window: served, and told to close.
+    await new Promise((r) => setTimeout(r, 100));
+    const [late] = await rawClients(server.url, 1);
+    late?.socket.write(request);
+    await Promise.all([...idle, ...fresh, late].map((c) => c?.closed));
+    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\nConnection: close\r\n/i);
+    expect({
+      freshReset: fresh.filter((c) => c.reset).length,
+      idleReset: idle.filter((c) => c.reset).length,
+    }).toEqual({
+      freshReset: 0,
+      idleReset: 0,
+    });
+    for (const c of fresh) expect(c.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    for (const c of idle) {
+      expect(c.reset).toBe(false);
+      expect(c.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    }
+    expect(await exit).toBe(0);
+  });
+});
+
+describe('output that nobody reads', () => {
+  it('when stdout is closed by its reader (`| head`), logging fails quietly and SIGTERM still exits in time', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      SHUTDOWN_GRACE_SECONDS: '2',
+    });
+    server.child.stdout?.destroy(); // the reader goes away: the server's next writes get EPIPE
+    for (let i = 0; i < 3; i++) expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const started = Date.now();
+    const exit = server.stop();
+    await Promise.race([exit, new Promise((r) => setTimeout(r, 5_000))]);
+    expect(server.child.exitCode ?? server.child.signalCode).not.toBeNull();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+// The release's version, or between releases `<release>+<commit>` (scripts/build-info.mjs).
+const { buildVersion } = (await import(new URL('../../scripts/build-info.mjs', import.meta.url).href)) as {
+  buildVersion: (dir?: string) => string;
+};
+
+describe('the version a build reports', () => {
+  it("is the release's in the commit that versioned it, `<release>+<commit>` after it, the release's outside git", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-build-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '9.9.9' }));
+    expect(buildVersion(dir)).toBe('9.9.9'); // not a checkout: an installed package
+    const git = (...args: string[]) =>
+      promisify(execFile)('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
+    await git('init', '-q');
+    writeFileSync(join(dir, 'CHANGELOG.md'), '## 9.9.9\n');
+    await git('add', '.');
+    await git('commit', '-qm', 'Version packages');
+    expect(buildVersion(dir)).toBe('9.9.9');
+    writeFileSync(join(dir, 'later.txt'), 'a change after the release\n');
+    await git('add', '.');
+    await git('commit', '-qm', 'A change on main');
+    const head = (await git('rev-parse', '--short=7', 'HEAD')).stdout.trim();
+    expect(buildVersion(dir)).toBe(`9.9.9+${head}`);
+  });
+});
+
+describe('the command line', () => {
+  const node = (script: string, args: string[], cwd: string, env: Record<string, string> = {}) =>
+    promisify(execFile)(process.execPath, [join(serverDist, script), ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    });
+  const version = buildVersion().replace('+', '\\+');
+
+  it.each([
+    ['main.js', '--help', /Usage: animal-store-server[\s\S]*environment/],
+    ['main.js', '--version', new RegExp(`^${version}\n$`)],
+    ['cli/keys.js', '--version', new RegExp(`^${version}\n$`)],
+    ['cli/keys.js', '--help', /Usage: keys/],
+  ])('%s %s answers and exits 0, creating nothing', async (script, flag, output) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'animal-store-cli-'));
+    const { stdout } = await node(script, [flag], cwd);
+    expect(stdout).toMatch(output);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // `script` (util-linux) gives the server a terminal as its stdout, as a developer's shell does.
+  const terminal = toolFor('logs on a terminal', 'script', 'bsdutils');
+  it.runIf(terminal)(
+    'on a terminal, logs are pretty-printed outside production and JSON in production; piped, always JSON',
+    async () => {
+      const onTerminal = async (nodeEnv: string) => {
+        const command = `exec "${process.execPath}" "${join(serverDist, 'main.js')}"`;
+        const server = await spawnUntilReady(terminal as string, ['-qfec', command, '/dev/null'], {
+          env: { PATH: process.env.PATH ?? '', PORT: '0', NODE_ENV: nodeEnv, DATABASE_URL: tempDatabase() },
+          ready: /listening/,
+        });
+        await server.stop();
+        return server.output();
+      };
+      const pretty = await onTerminal('development');
+      expect(pretty).toMatch(/INFO.*listening/);
+      expect(pretty).not.toContain('{"level"');
+      const json = await onTerminal('production');
+      expect(json).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+      const piped = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'development' });
+      expect(piped.output()).toMatch(/^\{"level":30,.*"msg":"listening"/m);
+    },
+  );
+
+  it('pnpm start: Ctrl-C (SIGINT to the whole process group, as a terminal sends it) ends with exit 0 and no pnpm error', async () => {
+    const root = fileURLToPath(new URL('../../../..', import.meta.url));
+    // Under TURBO_FORCE (turbo's switch to skip its cache), a start on a fresh build builds nothing: the
+    // suite's other processes read that dist meanwhile (scripts/fresh-build.mjs).
+    const builtAt = () => statSync(join(root, 'apps/server/dist/cli/keys.js')).mtimeMs;
+    const before = builtAt();
+    const started = await spawnUntilReady('pnpm', ['start'], {
+      env: {
+        ...process.env,
+        PORT: '0',
+        NODE_ENV: 'production',
+        DATABASE_URL: tempDatabase(),
+        TURBO_FORCE: 'true',
+      },
+      cwd: root,
+      ready: (output) => listeningUrl(output) !== undefined,
+      timeoutMs: 120_000,
+    });
+    const exited = once(started.child, 'exit');
+    process.kill(-(started.child.pid as number), 'SIGINT');
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(started.output()).toMatch(/"msg":"stopped"/);
+    expect(started.output()).not.toMatch(/ELIFECYCLE|Command failed/);
+    expect(builtAt()).toBe(before);
+  }, 180_000);
+
+  it('reads .env in the working directory for what the environment leaves unset; the environment wins', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'animal-store-env-'));
+    writeFileSync(
+      join(cwd, '.env'),
+      'DATABASE_URL=from-env-file.db\nNODE_ENV=production\nRATE_LIMIT_ANONYMOUS_PER_MINUTE=2\nLOG_LEVEL=warn\n',
+    );
+    const policy = async (env: Record<string, string>) => {
+      const server = await spawnUntilReady(process.execPath, [join(serverDist, 'main.js')], {
+        env: { PATH: process.env.PATH ?? '', PORT: '0', ...env },
+        cwd,
+        ready: (output) => listeningUrl(output) !== undefined,
+      });
+      try {
+        const res = await fetch(`${listeningUrl(server.output())}/v1/pets`);
+        return res.headers.get('ratelimit-policy');
+      } finally {
+        await server.stop();
+      }
+    };
+    expect(await policy({})).toBe('"minute";q=2;w=60');
+    expect(existsSync(join(cwd, 'from-env-file.db'))).toBe(true);
+    expect(await policy({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: '5' })).toBe('"minute";q=5;w=60');
+  });
+});
+
+describe.runIf(faketime)('GET /pets/{petId} after its sunset', () => {
+  it('when the clock is past 2030-12-05, then 410 names the replacement; GET /pets still works', async () => {
+    const { databasePath, key } = await databaseWithKey();
+    const server = await startAt('2030-12-05 00:00:01', databasePath);
+    const res = await call(`${server.url}/v1/pets/1`, key);
+    expect(res.status).toBe(410);
+    expect(res.headers.get('sunset')).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
+    expect(await res.json()).toEqual({
+      code: 'gone',
+      message: expect.stringMatching(/use GET \/pets\?id=1 instead/),
+      status: 410,
+    });
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+  });
+
+  it('when the clock is just before the sunset, then getPet still answers', async () => {
+    const { databasePath, key } = await databaseWithKey();
+    const server = await startAt('2030-12-04 23:59:00', databasePath);
+    expect((await call(`${server.url}/v1/pets/1`, key)).status).toBe(404);
+  });
+});
+
+describe('configuration reaches the running server', () => {
+  it('TRUST_PROXY: behind a trusted proxy, the per-address limit counts each forwarded client', async () => {
+    const env = {
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: '2',
+    };
+    const asClient = (url: string, address: string) =>
+      fetch(`${url}/v1/pets`, { headers: { 'x-forwarded-for': address } });
+    const trusting = await start({ ...env, TRUST_PROXY: 'loopback' });
+    const statuses = [];
+    for (const address of ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.2']) {
+      statuses.push((await asClient(trusting.url, address)).status);
+    }
+    expect(statuses).toEqual([401, 401, 429, 401]);
+
+    const untrusting = await start({ ...env, DATABASE_URL: tempDatabase() });
+    const shared = [];
+    for (const address of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) {
+      shared.push((await asClient(untrusting.url, address)).status);
+    }
+    expect(shared).toEqual([401, 401, 429]); // all one address: the proxy's
+  });
+
+  it('logs every request with its request id', async () => {
+    const { databasePath, key } = await databaseWithKey('free');
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'trace-4711' } });
+    await new Promise((r) => setTimeout(r, 100));
+    const line = server
+      .output()
+      .split('\n')
+      .find((l) => l.includes('request completed'));
+    expect(JSON.parse(line as string)).toMatchObject({
+      req: { id: 'trace-4711', method: 'GET', url: '/v1/pets' },
+    });
+  });
+});
+
+describe('WORKERS', () => {
+  it('shares the port over two workers, limits stay exact, a dead worker is replaced, SIGTERM drains all', async () => {
+    const databasePath = tempDatabase();
+    const { key } = await createKey(serverDist, { DATABASE_URL: databasePath }, ...enterprise(20, 1000));
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production', WORKERS: '2' });
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 200)).toHaveLength(20);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(180);
+    // /metrics answers for both workers, whichever takes the scrape: the counts add up to what was sent,
+    // the same at every scrape (one worker's alone went 459, 541, 459, ... and broke rate()), and grow.
+    const sampled = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const count = (status: string) =>
+        Number(
+          text
+            .split('\n')
+            .find((l) =>
+              l.startsWith(`animal_store_http_requests_total{operation="listPets",status="${status}"}`),
+            )
+            ?.split(' ')
+            .at(-1) ?? 0,
+        );
+      return {
+        ok: count('200'),
+        limited: count('429'),
+        builds: text.match(/^animal_store_build_info\{/gm)?.length,
+      };
+    };
+    const scrapes = [];
+    for (let i = 0; i < 10; i++) scrapes.push(await sampled());
+    expect(scrapes).toEqual(Array(10).fill({ ok: 20, limited: 180, builds: 1 }));
+    await call(`${server.url}/v1/pets`, key);
+    expect((await sampled()).limited).toBe(181);
+
+    const pids = [...server.output().matchAll(/"workerPid":(\d+),"msg":"worker started"/g)].map((m) =>
+      Number(m[1]),
+    );
+    expect(pids).toHaveLength(2);
+    // A worker stopped (SIGSTOP: it takes nothing more) while new connections arrive, then killed: every
+    // one of them is answered by the other worker or reset at once, none waits. (Handed to the worker by
+    // the primary, a connection once stayed open with nobody to answer it, until the client gave up.)
+    process.kill(pids[0] as number, 'SIGSTOP');
+    const sent = Array.from({ length: 12 }, async () => {
+      const started = Date.now();
+      await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(15_000) })
+        .then((r) => r.arrayBuffer())
+        .catch(() => {});
+      return Date.now() - started;
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(pids[0] as number, 'SIGKILL');
+    const waits = await Promise.all(sent);
+    for (let i = 0; i < 50 && !server.output().includes('worker died; starting another'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(Math.max(...waits)).toBeLessThan(5_000);
+    expect(server.output()).toContain('worker died; starting another');
+    const answered = await Promise.all(
+      Array.from({ length: 10 }, () => fetch(`${server.url}/healthz`).then((r) => r.status)),
+    );
+    expect(answered.every((s) => s === 200)).toBe(true);
+    // The dead worker's counts stay in the cluster's: the totals never fall (Prometheus would read a reset).
+    const after = await sampled();
+    expect(after.ok).toBeGreaterThanOrEqual(20);
+    expect(after.limited).toBeGreaterThanOrEqual(181);
+
+    expect(await server.stop()).toBe(0);
+    expect(server.output()).toMatch(/"msg":"stopped"/);
+  }, 60_000);
+});

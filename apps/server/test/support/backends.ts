@@ -1,0 +1,141 @@
+// The engines the HTTP suites run on, chosen per vitest project by TEST_BACKEND (sqlite, postgres,
+// postgres+redis; see vitest.config.ts), and for Redis its topology: one server (TEST_REDIS_URL), or the
+// Sentinels or Cluster the project started (test/support/redis-topology-setup.ts). Each test store is new and
+// private: a temporary SQLite file, a PostgreSQL database created for it (dropped after the file's tests),
+// a Redis key prefix of its own.
+import { randomBytes } from 'node:crypto';
+import { tempDatabase } from '@animal-store/test-support';
+import type { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, inject } from 'vitest';
+import { parseRedisUrl } from '../../src/config.js';
+import { connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Set by the Sentinel and Cluster projects' set-up: where their Redis is. */
+    redisUrl?: string;
+    redisTopology?: 'sentinel' | 'cluster';
+  }
+}
+
+export type BackendName = 'sqlite' | 'postgres' | 'postgres+redis';
+export const backend = (process.env.TEST_BACKEND ?? 'sqlite') as BackendName;
+export const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const redisTopology = inject('redisTopology') ?? 'single';
+export const redisUrl = inject('redisUrl') ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A client of the test's own to the Redis at `url` (any topology), as the service connects. */
+export const redisClient = (url = redisUrl): Promise<RedisClient> =>
+  connectRedis({ address: parseRedisUrl(url), keyPrefix: '', commandTimeoutMs: 5_000 });
+
+/** Deletes every key starting with `prefix`, on every primary of a Cluster. */
+export async function deleteKeys(client: RedisClient, prefix: string): Promise<void> {
+  const primaries = client.isCluster ? (client as Cluster).nodes('master') : [client as Redis];
+  for (const node of primaries) {
+    const keys = await node.keys(`${prefix}*`);
+    await Promise.all(keys.map((key) => client.del(key))); // one key each: a Cluster refuses cross-slot DEL
+  }
+}
+
+/** Where one test server keeps its data, as the environment a server process reads. */
+export type TestStore = { DATABASE_URL: string; REDIS_URL?: string; REDIS_KEY_PREFIX?: string };
+
+/**
+ * How the tests name their PostgreSQL databases and Redis key prefixes: TEST_STORE_PREFIX (lower-case
+ * letters, digits and underscores), so that several checkouts or CI jobs can share one server.
+ */
+export const storePrefix = process.env.TEST_STORE_PREFIX ?? 'animal_store_test';
+if (!/^[a-z_][a-z0-9_]{0,40}$/.test(storePrefix)) {
+  throw new Error(`TEST_STORE_PREFIX must be 1-41 lower-case letters, digits or underscores: ${storePrefix}`);
+}
+
+const created: { database?: string; prefix?: string }[] = [];
+
+/**
+ * Creating and dropping the test databases goes to the server itself, not through the project's PgBouncer
+ * (TEST_PGBOUNCER_SERVER): through it, a drop waited on the pooler's own connections to the database and
+ * ran into the statement timeout the pooler sets (CI, on a loaded machine).
+ */
+const serverUrl = process.env.TEST_PGBOUNCER_SERVER ?? postgresUrl;
+
+const withPostgres = async <T>(run: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+};
+
+/** A new, empty store on this project's backend (for a process, or for startServer's `store`). */
+export async function freshStore(engine: BackendName = backend): Promise<TestStore> {
+  if (engine === 'sqlite') return { DATABASE_URL: tempDatabase() };
+  const name = `${storePrefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  const entry: (typeof created)[number] = { database: name };
+  created.push(entry);
+  if (engine === 'postgres') return { DATABASE_URL: url.toString() };
+  entry.prefix = `${name}:`;
+  return { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: entry.prefix };
+}
+
+/** Drops what freshStore created for this test file (databases, Redis keys). */
+afterAll(async () => {
+  const entries = created.splice(0);
+  if (entries.length === 0) return;
+  await withPostgres(async (client) => {
+    for (const { database } of entries) {
+      if (database) await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    }
+  });
+  const prefixes = entries.flatMap((e) => (e.prefix ? [e.prefix] : []));
+  if (prefixes.length === 0) return;
+  const redis = await redisClient();
+  try {
+    for (const prefix of prefixes) await deleteKeys(redis, prefix);
+  } finally {
+    redis.disconnect();
+  }
+});
+
+/** A connection of the test's own to a store, for reading and writing behind the API's back. */
+export async function rawSql(location: TestStore) {
+  if (!/^postgres/.test(location.DATABASE_URL)) {
+    const { default: Database } = await import('better-sqlite3');
+    const db = new Database(location.DATABASE_URL, { timeout: 5_000 });
+    return {
+      async query(text: string, params: unknown[]): Promise<unknown[]> {
+        const statement = db.prepare(text);
+        if (statement.reader) return statement.all(...params);
+        statement.run(...params);
+        return [];
+      },
+      async close() {
+        db.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: location.DATABASE_URL });
+  client.on('error', () => {}); // the database may be dropped under it at the end of the file
+  await client.connect();
+  return {
+    async query(text: string, params: unknown[]): Promise<unknown[]> {
+      let n = 0;
+      // SQLite's `?` placeholders and explicit ids (an identity column refuses them without OVERRIDING).
+      const sql = text
+        .replace(/\?/g, () => `$${++n}`)
+        .replace(
+          /^INSERT INTO pets \(id, (.*?)\) VALUES/i,
+          'INSERT INTO pets (id, $1) OVERRIDING SYSTEM VALUE VALUES',
+        );
+      return (await client.query(sql, params)).rows;
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}
