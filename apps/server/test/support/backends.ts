@@ -39,7 +39,19 @@ export async function deleteKeys(client: RedisClient, prefix: string): Promise<v
 }
 
 /** Where one test server keeps its data, as the environment a server process reads. */
-export type TestStore = { DATABASE_URL: string; REDIS_URL?: string; REDIS_KEY_PREFIX?: string };
+export type TestStore = {
+  DATABASE_URL: string;
+  DATABASE_POOL_SIZE?: string;
+  REDIS_URL?: string;
+  REDIS_KEY_PREFIX?: string;
+};
+
+/**
+ * The PostgreSQL connections each test server may hold: three files run at once, each with up to four
+ * servers, so that a run leaves room on a server's default 100 connections for another checkout's run
+ * beside it (at 10, the default, 66 tests of a second run failed with "too many clients already").
+ */
+const testPoolSize = '3';
 
 /**
  * How the tests name their PostgreSQL databases and Redis key prefixes: TEST_STORE_PREFIX (lower-case
@@ -78,9 +90,10 @@ export async function freshStore(engine: BackendName = backend): Promise<TestSto
   url.pathname = `/${name}`;
   const entry: (typeof created)[number] = { database: name };
   created.push(entry);
-  if (engine === 'postgres') return { DATABASE_URL: url.toString() };
+  const pooled = { DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: testPoolSize };
+  if (engine === 'postgres') return pooled;
   entry.prefix = `${name}:`;
-  return { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: entry.prefix };
+  return { ...pooled, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: entry.prefix };
 }
 
 /** Drops what freshStore created for this test file (databases, Redis keys). */
