@@ -6,6 +6,7 @@
 // destroyed and replaced (connect.ts: ioredis's socketTimeout), so that Redis answers again within a
 // reconnection of a heal, not after TCP's back-off.
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import { instanceLiveMs, insured } from '../../limits/insured.js';
@@ -124,17 +125,14 @@ function liveInstances(redis: RedisClient, key: string, id: string, liveMs: numb
   };
 }
 
-/**
- * The counters (insured: limits/insured.ts), why they run on memory now, their stop, and what to tell them
- * of a Sentinel failover (failovers.ts).
- */
-export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
+/** The seven operations on Redis, each one script or command (atomic), under `keyPrefix`. */
+function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): CounterStore {
   redis.defineCommand('leaseTake', { numberOfKeys: 3, lua: take });
   redis.defineCommand('leaseUndo', { numberOfKeys: 2, lua: undo });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 2, lua: giveBack });
   const client = redis as Scripts;
   const name = (key: string) => `${keyPrefix}${key}`;
-  const shared: CounterStore = {
+  return {
     async take(key, want, limit, windowMs, lease) {
       const window = name(key);
       const [granted, used, ttl, held] = await client.leaseTake(
@@ -173,6 +171,43 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
     },
     sweep: async () => 0, // Redis expires its own keys
   };
+}
+
+/**
+ * The connection as the insurance watches it, with Sentinel failovers in between (failovers.ts). While the
+ * Sentinels fail the primary over, the counters stay off Redis: the old primary would take counts the new
+ * one never sees. ioredis's failoverDetector moves the connection to the new primary at the same
+ * +switch-master, and its 'ready' shares the counters again; when the connection is already there (it got
+ * the news first), it is shared again at once. After a failover that never ended (the hold ran out), a
+ * connection still up is made again, to wherever the Sentinels say. The listeners are an EventEmitter's.
+ */
+function failoverGate(redis: RedisClient) {
+  let failingOver = false;
+  const events = new EventEmitter<{ lost: [reason: string, planned?: boolean]; ready: [] }>();
+  redis.on('close', () => events.emit('lost', 'connection closed'));
+  redis.on('error', (error: Error) => events.emit('lost', error.message));
+  redis.on('ready', () => failingOver || events.emit('ready'));
+  const failover: FailoverListener = {
+    started() {
+      failingOver = true;
+      events.emit('lost', 'the Sentinels are failing the primary over', true);
+    },
+    ended(newPrimaryPort) {
+      failingOver = false;
+      if (redis.status !== 'ready') return; // its 'ready' will say when it is back
+      const port = 'stream' in redis ? redis.stream?.remotePort : undefined;
+      if (newPrimaryPort !== undefined && port === newPrimaryPort) events.emit('ready');
+      else if (newPrimaryPort === undefined) redis.disconnect(true);
+    },
+  };
+  return { events, failover, connected: () => !failingOver && redis.status === 'ready' };
+}
+
+/**
+ * The counters (insured: limits/insured.ts), why they run on memory now, their stop, and what to tell them
+ * of a Sentinel failover (failovers.ts).
+ */
+export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
   // A key of this instance's own: when Redis answers again without it, Redis lost its data (restarted
   // without persistence, flushed, or evicted keys): every key's windows and bans started over, and
   // operators are told so (docs/scaling-out.md, the Redis settings to run with). Its own, not one shared:
@@ -185,30 +220,7 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
   const remember = () => redis.set(marker, '1', 'PX', markerMs);
   const renew = setInterval(() => void remember().catch(() => {}), markerMs / 24);
   renew.unref();
-  // While Sentinels fail the primary over (failovers.ts), the counters stay off Redis: the old primary
-  // would take counts the new one never sees. ioredis's failoverDetector moves the connection to the new
-  // primary at the same +switch-master, and its 'ready' shares the counters again; when the connection is
-  // already there (it got the news first), it is shared again at once. After a failover that never ended
-  // (the hold ran out), a connection still up is made again, to wherever the Sentinels say.
-  let failingOver = false;
-  const lostListeners: ((reason: string, planned?: boolean) => void)[] = [];
-  const readyListeners: (() => void)[] = [];
-  const failover: FailoverListener = {
-    started() {
-      failingOver = true;
-      for (const listener of lostListeners) listener('the Sentinels are failing the primary over', true);
-    },
-    ended(newPrimaryPort) {
-      failingOver = false;
-      if (redis.status !== 'ready') return; // its 'ready' will say when it is back
-      const port = 'stream' in redis ? redis.stream?.remotePort : undefined;
-      if (newPrimaryPort !== undefined && port === newPrimaryPort) {
-        for (const listener of readyListeners) listener();
-      } else if (newPrimaryPort === undefined) {
-        redis.disconnect(true);
-      }
-    },
-  };
+  const gate = failoverGate(redis);
   // A connection ioredis gave up on (a reconnection cut short during a failover ends it for good) is
   // opened again, unless the service is stopping.
   let stopping = false;
@@ -218,19 +230,12 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
     again.unref();
   });
   const counters = insured(
-    shared,
+    redisStore(redis, keyPrefix, now),
     {
       name: 'Redis',
-      onLost(listener) {
-        lostListeners.push(listener);
-        redis.on('close', () => listener('connection closed'));
-        redis.on('error', (error: Error) => listener(error.message));
-      },
-      onReady: (listener) => {
-        readyListeners.push(listener);
-        redis.on('ready', () => failingOver || listener());
-      },
-      connected: () => !failingOver && redis.status === 'ready',
+      onLost: (listener) => gate.events.on('lost', listener),
+      onReady: (listener) => gate.events.on('ready', listener),
+      connected: gate.connected,
       ping: () => redis.ping(),
       kept: async () => (await redis.exists(marker)) === 1,
       remember,
@@ -245,7 +250,7 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
   );
   return {
     ...counters,
-    failover,
+    failover: gate.failover,
     async stop() {
       stopping = true;
       await counters.stop();

@@ -1,0 +1,121 @@
+// The insurance's circuit breaker (insured.ts): whether the shared store answers, and in which epoch. The
+// first call that fails (or stays unanswered past the store's own deadline) opens it, so that every call
+// goes to memory at once; a probe every 500 ms notices a stall between requests. It closes only once the
+// store says whether it kept its data: if it did, the epoch holds (points leased before the outage stay
+// good); if not, a new epoch drops them (leases.ts). A failure that this process's own stall explains
+// (stalls.ts) does not open it. Written by hand: docs/decisions.md#redis-breaker.
+import type { Logger } from 'pino';
+import type { Stalls } from './stalls.js';
+
+/** What the insurance (insured.ts) needs to know of the shared store beyond its operations. */
+export type SharedStoreWatch = {
+  /** The store's name in the log lines (`Redis`). */
+  name: string;
+  /**
+   * Calls `listener` with a reason when the store's connection fails or closes, or when the store is being
+   * moved on purpose (`planned`: a Sentinel failover), which is logged as a warning, not an error.
+   */
+  onLost(listener: (reason: string, planned?: boolean) => void): void;
+  /** Calls `listener` when the store's connection is (re)established. */
+  onReady(listener: () => void): void;
+  /** Whether the connection is up, so worth a probe (when not, onReady will say when it is back). */
+  connected(): boolean;
+  ping(): Promise<unknown>;
+  /** Whether the store still holds what this process left in it (its marker): false when it lost its data. */
+  kept(): Promise<boolean>;
+  /** Leaves this process's marker in the store (again). */
+  remember(): Promise<unknown>;
+  /** Takes the marker away (a graceful stop). */
+  forget(): Promise<unknown>;
+  /** How many instances are alive as the store counts them (this one included). */
+  instances(): Promise<number>;
+};
+
+export type Breaker = {
+  /** Why memory answers now; undefined while the shared store does. */
+  readonly down: string | undefined;
+  /** The shared store's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
+  readonly epoch: number;
+  /** The store failed: open (logged once; a planned move as a warning). */
+  lost(reason: string, planned?: boolean): void;
+  /** Nothing is logged from here on: closing the connection is the service's own doing. */
+  stop(): void;
+};
+
+/** `returned` runs when the store answers again having kept its data (what was lost meanwhile is redone). */
+export function breaker(
+  watch: SharedStoreWatch,
+  logger: Logger,
+  stalls: Stalls,
+  returned: () => void,
+): Breaker {
+  let down: string | undefined;
+  let epoch = 0;
+  let stopped = false;
+  const lost = (reason: string, planned = false) => {
+    if (down) return;
+    // Down even after the stop (nothing is logged then), so that every call answers from memory alike; a
+    // call that fell back while the epoch still said "shared" would have its points dropped at once, and
+    // the lease loop would ask again and again (leases.ts).
+    down = reason;
+    if (stopped) return;
+    logger[planned ? 'warn' : 'error'](
+      { reason },
+      `${watch.name} unreachable: rate limits fall back to per-instance memory until it returns`,
+    );
+  };
+  let returning: Promise<void> | undefined;
+  /** The store answers again: shared once its marker says which epoch it is in. */
+  const back = () => {
+    if (!down || returning) return;
+    returning = watch
+      .kept()
+      .then(
+        async (kept) => {
+          if (!kept) {
+            epoch++;
+            await watch.remember().catch(() => {});
+            logger.warn(
+              `${watch.name} came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over`,
+            );
+          }
+          down = undefined;
+          logger.warn(`${watch.name} reachable again: rate limits are shared across instances again`);
+          if (kept) returned(); // a store that lost its data lost those takes too
+        },
+        () => {}, // not yet: the probe asks again
+      )
+      .finally(() => {
+        returning = undefined;
+      });
+  };
+  // A connection lost during this process's own stall (its socket timeout ran out while the loop was
+  // blocked) is reconnected by the client; the calls meanwhile wait for it (insured.ts).
+  watch.onLost((reason, planned) => (planned || !stalls.recent() ? lost(reason, planned) : undefined));
+  watch.onReady(back);
+  let probing = false;
+  const probe = setInterval(() => {
+    if (!watch.connected() || probing) return;
+    probing = true;
+    watch
+      .ping()
+      .then(back, (error: Error) => (stalls.recent() ? undefined : lost(error.message)))
+      .finally(() => {
+        probing = false;
+      });
+  }, 500);
+  probe.unref();
+  return {
+    get down() {
+      return down;
+    },
+    get epoch() {
+      return epoch;
+    },
+    lost,
+    stop() {
+      stopped = true;
+      clearInterval(probe);
+    },
+  };
+}
