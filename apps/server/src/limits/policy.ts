@@ -6,7 +6,7 @@
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
 import { type WindowName, windowSeconds } from '../plans.js';
-import { BanCache } from './ban-cache.js';
+import { keyBans, keyNames, shortestWaitMs } from './bans.js';
 import type { CounterStore } from './counter-store.js';
 import { admittedCount, Leases, leasedCount, type WindowView } from './leases.js';
 
@@ -103,9 +103,6 @@ function refused(
   };
 }
 
-/** The shortest wait an answer asks (Retry-After is in whole seconds, at least 1). */
-const shortestWaitMs = 1_000;
-
 const ms = (name: WindowName) => windowSeconds[name] * 1000;
 /** The windows with the one that refused shown exhausted, whatever points held elsewhere may bring back. */
 const exhausted = (states: WindowState[], name: WindowName): WindowState[] =>
@@ -123,69 +120,11 @@ export function createRateLimiter(
   now = () => Date.now(),
 ): RateLimiter {
   const leases = new Leases(store, now);
-  // The ban of record is in the store (shared, kept on restart); these are the bans this process has seen.
-  const banCache = new BanCache(now);
+  const bans = keyBans(store, options.ban, now);
   const sweeper = setInterval(() => leases.sweep(), ms('minute'));
   sweeper.unref();
   const reporter = setInterval(() => void leases.report(), reportMs);
   reporter.unref();
-  const names = (id: string) => ({
-    minute: `minute:${id}`,
-    day: `day:${id}`,
-    violations: `violations:${id}`,
-    ban: `ban:${id}`,
-    newTerms: `new-terms:${id}`,
-  });
-
-  /** The ban of record, read from the store (remembered); while it cannot say, the bans already seen. */
-  async function confirmBan(id: string): Promise<number> {
-    let until: number;
-    try {
-      until = await store.endsAt(names(id).ban);
-    } catch {
-      return banCache.known(id);
-    }
-    const left = until - now();
-    if (left > 0) {
-      banCache.set(id, left);
-      return left;
-    }
-    banCache.forget(id);
-    return 0;
-  }
-
-  /**
-   * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
-   * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
-   * confirmed at its next lease or refusal (consumeKey, limited). From memory, the ban may have been lifted
-   * elsewhere since it was confirmed (an unban, a new plan): the answer asks no wait past this process's
-   * next look at the store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
-   */
-  async function banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
-    if (banCache.known(id) === 0) return { banMs: 0 };
-    const banMs = banCache.fresh(id);
-    if (banMs === 0) return { banMs: await confirmBan(id) };
-    return { banMs, atMostMs: Math.max(shortestWaitMs, banCache.recheckIn(id)) };
-  }
-
-  /**
-   * Counts a 429 against the key; past the threshold within a minute, bans it. The count stops one past
-   * the threshold, so exactly one request starts a ban, whichever instance answers it; those after it in
-   * the same minute meet the ban that one started.
-   */
-  async function violation(id: string): Promise<{ banMs: number; started: boolean }> {
-    const key = names(id);
-    const { threshold } = options.ban;
-    const counted = await store.take(key.violations, 1, threshold + 1, ms('minute'));
-    if (counted.granted > 0 && counted.used <= threshold) return { banMs: 0, started: false };
-    const banMs = options.ban.seconds * 1000;
-    banCache.set(id, banMs);
-    if (counted.granted === 0) return { banMs, started: false };
-    // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
-    await store.mark(key.ban, banMs).catch(() => {});
-    await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
-    return { banMs, started: true };
-  }
 
   /**
    * A 429 of the key's windows. While points of a refused window are held in other processes' leases
@@ -198,29 +137,29 @@ export function createRateLimiter(
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
     // not counted, and asks no wait past the terms' arrival. Both asked of the store at once.
     const [ban, termsEnd] = await Promise.all([
-      confirmBan(id),
-      store.endsAt(names(id).newTerms).catch(() => 0),
+      bans.confirm(id),
+      store.endsAt(keyNames(id).newTerms).catch(() => 0),
     ]);
     if (ban > 0) return refused(states, now(), { banMs: ban });
     if (heldMs > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, heldMs) });
     const settling = termsEnd - now();
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
-    const { banMs, started } = await violation(id);
+    const { banMs, started } = await bans.violation(id);
     return refused(states, now(), { banMs, banStarted: started });
   }
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
-    const key = names(subject.id);
+    const key = keyNames(subject.id);
     const peek = () => [
       state('minute', leases.peek(key.minute, subject.perMinute, ms('minute'))),
       state('day', leases.peek(key.day, subject.perDay, ms('day'))),
     ];
-    const ban = await banned(subject.id);
+    const ban = await bans.banned(subject.id);
     if (ban.banMs > 0) return refused(peek(), now(), ban);
     if (!leases.decidesInMemory(key.minute, subject.perMinute)) {
       // About to ask the store for a lease: the ban of record is confirmed first (set by another process,
       // or before a restart). First, so that a process never holds leased points of a banned key.
-      const ban = await confirmBan(subject.id);
+      const ban = await bans.confirm(subject.id);
       if (ban > 0) return refused(peek(), now(), { banMs: ban });
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
@@ -243,47 +182,14 @@ export function createRateLimiter(
     });
   }
 
-  async function unban(id: string): Promise<void> {
-    banCache.forget(id);
-    await store.delete(names(id).ban);
-    await store.delete(names(id).violations);
-  }
-
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
-    banRemaining: confirmBan,
-    async windowUsage(id, quota) {
-      const key = names(id);
-      const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
-        const [taken, reported, leased] = await Promise.all([
-          store.read(counter),
-          store.read(admittedCount(counter)),
-          store.read(leasedCount(counter)),
-        ]);
-        // The counts end with their window; one outliving it (by a clock tick) is not this window's.
-        const own = taken.resetAt > 0 ? leases.unreported(counter) : { admitted: 0, leased: 0 };
-        const admitted = taken.resetAt > 0 ? reported.used + own.admitted : 0;
-        const leasedAll = taken.resetAt > 0 ? leased.used + own.leased : 0;
-        // Reserved: what processes leased and report, and have not used. Everything else the window counts
-        // was used: admitted, or taken by a process that reports nothing (a release before 2.0, during a
-        // rolling upgrade), whose unused points are then counted as used, never the other way round.
-        const reserved = Math.min(taken.used, Math.max(0, leasedAll - admitted));
-        const used = taken.used - reserved;
-        return {
-          name,
-          limit,
-          used,
-          reserved,
-          remaining: Math.max(0, limit - used),
-          resetAt: taken.resetAt,
-        };
-      };
-      return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
-    },
-    unban,
+    banRemaining: bans.confirm,
+    windowUsage: (id, quota) => windowUsage(store, leases, id, quota),
+    unban: bans.unban,
     async termsChanged(id) {
-      await store.mark(names(id).newTerms, propagationMs);
-      await unban(id);
+      await store.mark(keyNames(id).newTerms, propagationMs);
+      await bans.unban(id);
     },
     async close() {
       clearInterval(sweeper);
@@ -292,4 +198,35 @@ export function createRateLimiter(
       await leases.release();
     },
   };
+}
+
+/**
+ * A key's running windows as operators read them: what was admitted (reported by every process) apart from
+ * what processes hold in leases (reserved).
+ */
+function windowUsage(
+  store: CounterStore,
+  leases: Leases,
+  id: string,
+  quota: { perMinute: number; perDay: number },
+): Promise<WindowUsage[]> {
+  const key = keyNames(id);
+  const read = async (name: WindowName, counter: string, limit: number): Promise<WindowUsage> => {
+    const [taken, reported, leased] = await Promise.all([
+      store.read(counter),
+      store.read(admittedCount(counter)),
+      store.read(leasedCount(counter)),
+    ]);
+    // The counts end with their window; one outliving it (by a clock tick) is not this window's.
+    const own = taken.resetAt > 0 ? leases.unreported(counter) : { admitted: 0, leased: 0 };
+    const admitted = taken.resetAt > 0 ? reported.used + own.admitted : 0;
+    const leasedAll = taken.resetAt > 0 ? leased.used + own.leased : 0;
+    // Reserved: what processes leased and report, and have not used. Everything else the window counts
+    // was used: admitted, or taken by a process that reports nothing (a release before 2.0, during a
+    // rolling upgrade), whose unused points are then counted as used, never the other way round.
+    const reserved = Math.min(taken.used, Math.max(0, leasedAll - admitted));
+    const used = taken.used - reserved;
+    return { name, limit, used, reserved, remaining: Math.max(0, limit - used), resetAt: taken.resetAt };
+  };
+  return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
 }
