@@ -10,7 +10,7 @@ import { listeningUrl, onPath, spawnUntilReady, tempDatabase } from '@animal-sto
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/harness.js';
 
-const serverPackage = fileURLToPath(new URL('..', import.meta.url));
+const serverPackage = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(serverPackage, 'bin/animal-store-server.js');
 const major = process.versions.node.split('.')[0];
 
