@@ -36,7 +36,11 @@ export function insured(
   stop(): Promise<void>;
 } {
   const stalls = eventLoopStalls();
-  const undoes = undoQueue(shared, () => state.epoch);
+  const undoes = undoQueue(
+    shared,
+    () => state.epoch,
+    () => state.down !== undefined,
+  );
   const state = breaker(watch, logger, stalls, () => void undoes.flush());
   const live = liveInstances(watch, () => state.down !== undefined);
   const counters = fallingBack(shared, memoryCounters(now), {
@@ -57,16 +61,20 @@ export function insured(
 
 type UndoQueue = ReturnType<typeof undoQueue>;
 
-/** Takes whose answer never came, to undo once the store answers again in their epoch (CounterStore.undo). */
-function undoQueue(shared: CounterStore, epoch: () => number) {
+/**
+ * Takes whose answer never came, to undo once the store answers again in their epoch (CounterStore.undo).
+ * An undo that fails while the store is up is tried again 500 ms later (once its take's record expires,
+ * an undo finds nothing to give back and succeeds); while the store is out, its return tries them.
+ */
+function undoQueue(shared: CounterStore, epoch: () => number, down: () => boolean) {
   let undoes: { key: string; id: string; epoch: number }[] = [];
-  return {
+  const queue = {
     add: (key: string, id: string, at: number) => void undoes.push({ key, id, epoch: at }),
-    async flush() {
+    async flush(): Promise<void> {
       const due = undoes.filter((u) => u.epoch === epoch());
       undoes = [];
       const undo = shared.undo as NonNullable<CounterStore['undo']>;
-      const failed = await Promise.all(
+      const tried = await Promise.all(
         due.map((u) =>
           undo(u.key, u.id).then(
             () => [],
@@ -74,9 +82,12 @@ function undoQueue(shared: CounterStore, epoch: () => number) {
           ),
         ),
       );
-      undoes.push(...failed.flat()); // the next return tries them again
+      const failed = tried.flat();
+      undoes.push(...failed);
+      if (failed.length > 0 && !down()) setTimeout(() => void queue.flush(), 500).unref();
     },
   };
+  return queue;
 }
 
 /** The live instances, as last counted: what each instance's share of a window is divided by. */
