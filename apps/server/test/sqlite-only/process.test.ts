@@ -1,5 +1,5 @@
 // The built server and key command as processes: configuration, first start, restarts, signals, the clock.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -103,6 +103,32 @@ async function postHalfSent(url: string, path: string, token: string, body: stri
 }
 
 describe('SIGTERM', () => {
+  it('sent the moment the readiness line is read, drains and exits 0: ten starts out of ten', async () => {
+    // Killed from the output's own data event, with no polling in between. The handlers are installed
+    // before the line is printed: after it, 12 of 20 such starts were killed outright.
+    const codes: (number | null)[] = [];
+    for (let i = 0; i < 10; i++) {
+      const child = spawn(process.execPath, [join(serverDist, 'main.js')], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          PORT: '0',
+          HOST: '127.0.0.1',
+          NODE_ENV: 'production',
+          DATABASE_URL: tempDatabase(),
+        },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      const exited = once(child, 'exit');
+      let output = '';
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output += chunk;
+        if (output.includes('"msg":"listening"') && child.exitCode === null) child.kill('SIGTERM');
+      });
+      codes.push((await exited)[0] as number | null);
+    }
+    expect(codes).toEqual(Array(10).fill(0));
+  });
+
   it('finishes requests in flight when the signal comes, on the public and the admin listener, then exits 0', async () => {
     const { databasePath, key } = await databaseWithKey('free');
     const adminToken = 'sigterm-test-admin-token-0123456789abcdef';
