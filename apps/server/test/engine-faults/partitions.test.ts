@@ -19,8 +19,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The statement timeout the suite runs with, and the bound every request must keep: it + 1 s. */
 const statementTimeoutMs = 1_500;
 const boundMs = statementTimeoutMs + 1_000;
-/** What a busy 2-core machine may add to a bound (scheduling, a GC pause): not part of the promise. */
-const slackMs = 700;
+/**
+ * What a busy 2-core machine may add to a bound (scheduling, a GC pause): not part of the promise. 700 ms
+ * was passed twice in CI with every project running (3,266 and 3,326 ms against 3,200), not on an idle box.
+ */
+const slackMs = 1_000;
 
 const redisCommandTimeoutMs = 1_000;
 
