@@ -14,7 +14,12 @@ import { decodablePath } from '../http/decodable-path.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce } from '../http/plain-query-names.js';
 import { resolveOperation } from '../http/resolve-operation.js';
-import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
+import {
+  type ContractViolation,
+  contractValidator,
+  countedViolations,
+  schemaChecks,
+} from '../http/validation.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { StoreHealth } from '../ops/store-health.js';
 import { serverSpans } from '../tracing/spans.js';
@@ -45,14 +50,13 @@ export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
 export function createAdminApp(deps: AdminAppDeps): Express {
   const { logger } = deps;
   const { contract, basePath } = loadAdminContract();
-  const report =
+  const onViolation = countedViolations(
+    deps.metrics.contractViolations,
+    'admin',
     deps.onContractViolation ??
-    ((violation: ContractViolation) =>
-      logger.error({ violation }, 'admin response breaks the admin contract'));
-  const onViolation = (violation: ContractViolation) => {
-    deps.metrics.contractViolations.inc({ api: 'admin' });
-    report(violation);
-  };
+      ((violation: ContractViolation) =>
+        logger.error({ violation }, 'admin response breaks the admin contract')),
+  );
   return contractApp({
     logger,
     contract,

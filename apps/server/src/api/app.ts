@@ -26,7 +26,12 @@ import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce, plainQueryNames } from '../http/plain-query-names.js';
 import { resolveOperation } from '../http/resolve-operation.js';
 import { shuttingDown } from '../http/shutting-down.js';
-import { type ContractViolation, contractValidator, schemaChecks } from '../http/validation.js';
+import {
+  type ContractViolation,
+  contractValidator,
+  countedViolations,
+  schemaChecks,
+} from '../http/validation.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { StoreHealth } from '../ops/store-health.js';
@@ -88,13 +93,12 @@ export async function createApp(deps: AppDeps): Promise<Express> {
   const contract = deps.contract ?? loadContract();
   const cursors = createCursors(await store.setting('cursor_secret', () => randomBytes(32).toString('hex')));
   const metrics = deps.metrics ?? serviceMetrics(deps.backend, { degraded: deps.degraded });
-  const report =
+  const onViolation = countedViolations(
+    metrics.contractViolations,
+    'public',
     deps.onContractViolation ??
-    ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract'));
-  const onViolation = (violation: ContractViolation) => {
-    metrics.contractViolations.inc({ api: 'public' });
-    report(violation);
-  };
+      ((violation: ContractViolation) => logger.error({ violation }, 'response breaks the contract')),
+  );
 
   // Values judged against the contract's schemas before they are committed or sent (validation.ts).
   const checks = schemaChecks(contract, onViolation);

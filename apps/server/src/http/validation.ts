@@ -10,6 +10,18 @@ import { answers } from './http-error.js';
 
 export type ContractViolation = { method: string; path: string; message: string };
 
+/** A violation reporter that also counts it (animal_store_contract_violations_total) under `api`. */
+export const countedViolations =
+  (
+    counter: { inc(labels: { api: string }): void },
+    api: 'public' | 'admin',
+    report: (violation: ContractViolation) => void,
+  ) =>
+  (violation: ContractViolation): void => {
+    counter.inc({ api });
+    report(violation);
+  };
+
 export function contractValidator(
   apiSpec: OpenApiDocument,
   onViolation: (violation: ContractViolation) => void,
