@@ -34,6 +34,7 @@ const reachable = (url: URL, port: number) =>
 //   statements): not through PgBouncer, whose connect_query and pooling change what they observe
 //   (docs/scaling-out.md says why).
 // - sqlite-only/: the process, its command line and what an operator sees: on SQLite.
+// - console/: the console in a real browser: on SQLite and on PostgreSQL + Redis.
 // - own-engines/: suites that start the engines they need (the rolling upgrade, the alert rules): once.
 // - image/: the container image, a project of its own run after every other.
 // - support/: the helpers.
@@ -148,7 +149,7 @@ export default defineConfig(async () => {
           },
         },
         ...(postgres ? [project('postgres', httpSuites)] : []),
-        ...(postgres && redis ? [project('postgres+redis', httpSuites)] : []),
+        ...(postgres && redis ? [project('postgres+redis', [...httpSuites, folder('console')])] : []),
         ...pooled,
         ...(postgres ? topologies : []),
         // The image's build takes both cores for a minute: alone, after every other suite, so that it

@@ -1,8 +1,8 @@
 // createAdminApp: the admin API's own Express app, for its own listener (ADMIN_PORT), in the shell both
 // apps share (http/contract-app.ts). Under the base path (`/admin/v1`), the chain below in its order: the
 // admin token, its rate limit (token-limit.ts), the request's shape, the admin contract's validation
-// (requests and responses), the operations (routes.ts, one file each under keys/). Nothing of the public
-// API is mounted here, and nothing of this on the public app.
+// (requests and responses), the operations (routes.ts, one file each under keys/). Outside it, the console
+// at /console/ (console.ts). Nothing of the public API is mounted here, and nothing of this on the public app.
 import { fileURLToPath } from 'node:url';
 import { requestBodyLimit } from '@animal-store/spec';
 import type { Express } from 'express';
@@ -24,6 +24,7 @@ import type { Metrics } from '../ops/metrics.js';
 import type { StoreHealth } from '../ops/store-health.js';
 import { serverSpans } from '../tracing/spans.js';
 import { auditLog } from './audit.js';
+import { serveConsole } from './console.js';
 import { type AdminDeps, adminRoutes } from './routes.js';
 import { limitAdminToken } from './token-limit.js';
 import { requireAdminToken } from './tokens.js';
@@ -65,6 +66,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     checks: schemaChecks(contract, onViolation),
     storeErrors: deps.metrics.storeErrors,
     health: deps.health,
+    outside: serveConsole,
     chain: [
       resolveOperation(contract, basePath),
       ...(deps.tracing ? [serverSpans] : []),

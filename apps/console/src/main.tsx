@@ -1,0 +1,55 @@
+// The console: signed out, the sign-in form; signed in, the view the page's hash names (route.ts).
+import './styles.css';
+import { render } from 'preact';
+import { useMemo, useState } from 'preact/hooks';
+import { useRoute } from './route.js';
+import { adminClient, forgetToken, savedToken } from './session.js';
+import { SignedIn } from './ui.js';
+import { CreateKey } from './views/create-key.js';
+import { KeyList } from './views/key-list.js';
+import { KeyPage } from './views/key-page.js';
+import { SignIn } from './views/sign-in.js';
+
+function Console() {
+  const [token, setToken] = useState(savedToken);
+  const [farewell, setFarewell] = useState<string | undefined>();
+  const route = useRoute();
+  const signed = useMemo(
+    () =>
+      token && {
+        admin: adminClient(token),
+        signOut: (reason?: string) => {
+          forgetToken();
+          setFarewell(reason);
+          setToken(null);
+        },
+      },
+    [token],
+  );
+  if (!signed) return <SignIn reason={farewell} onSignedIn={setToken} />;
+  return (
+    <SignedIn.Provider value={signed}>
+      <header>
+        <a href="#/keys" class="brand">
+          Animal Store console
+        </a>
+        <nav aria-label="Console">
+          <a href="#/keys">Keys</a>
+          <a href="#/new">New key</a>
+          <a href="../docs">Admin API reference</a>
+        </nav>
+        <button type="button" onClick={() => signed.signOut('Signed out.')}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {route.view === 'keys' && <KeyList query={route.query} />}
+        {route.view === 'key' && <KeyPage keyId={route.keyId} />}
+        {route.view === 'new' && <CreateKey />}
+      </main>
+    </SignedIn.Provider>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) render(<Console />, root);

@@ -1,0 +1,138 @@
+// A new key: plan (enterprise with its own limits), label, customer; a confirmation; then its secret, shown
+// once with a copy button. The form's Idempotency-Key is made when the form is and kept until a key is
+// created, so that sending the same form twice (a double click, a retry after a lost answer) creates one.
+import type { CreatedKey, NewAdminKey } from '@animal-store/client/admin';
+import { useState } from 'preact/hooks';
+import { limitsText, plans } from '../format.js';
+import { keyHref } from '../route.js';
+import { Confirm, NoticeLine, SecretOnce, useCall, useSigned } from '../ui.js';
+
+export function CreateKey() {
+  const { admin } = useSigned();
+  const { busy, notice, run } = useCall();
+  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
+  const [plan, setPlan] = useState<NewAdminKey['plan']>('free');
+  const [perMinute, setPerMinute] = useState('');
+  const [perDay, setPerDay] = useState('');
+  const [label, setLabel] = useState('');
+  const [customerId, setCustomerId] = useState('');
+  const [asking, setAsking] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const extras = {
+    ...(label.trim() && { label: label.trim() }),
+    ...(customerId.trim() && { customerId: customerId.trim() }),
+  };
+  const key: NewAdminKey =
+    plan === 'enterprise'
+      ? { plan, limits: { perMinute: Number(perMinute), perDay: Number(perDay) }, ...extras }
+      : { plan, ...extras };
+  const create = async () => {
+    setAsking(false);
+    const answer = await run(() => admin.createKey(key, { idempotencyKey }));
+    if (!answer) return;
+    setCreated(answer);
+    setIdempotencyKey(crypto.randomUUID());
+  };
+
+  return (
+    <section aria-labelledby="new-title">
+      <h1 id="new-title">New key</h1>
+      <NoticeLine notice={notice} />
+      {created && <Created created={created} />}
+      <form
+        class="create"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setAsking(true);
+        }}
+      >
+        <label>
+          Plan
+          <select
+            value={plan}
+            onChange={(event) => setPlan(event.currentTarget.value as NewAdminKey['plan'])}
+          >
+            {plans.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {plan === 'enterprise' && (
+          <>
+            <label>
+              Requests a minute
+              <input
+                type="number"
+                min={1}
+                max={1_000_000_000}
+                required
+                value={perMinute}
+                onInput={(event) => setPerMinute(event.currentTarget.value)}
+              />
+            </label>
+            <label>
+              Requests a day
+              <input
+                type="number"
+                min={1}
+                max={1_000_000_000}
+                required
+                value={perDay}
+                onInput={(event) => setPerDay(event.currentTarget.value)}
+              />
+            </label>
+          </>
+        )}
+        <label>
+          Label (optional)
+          <input value={label} maxLength={200} onInput={(event) => setLabel(event.currentTarget.value)} />
+        </label>
+        <label>
+          Customer (optional)
+          <input
+            value={customerId}
+            maxLength={255}
+            spellcheck={false}
+            onInput={(event) => setCustomerId(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit" class="primary" disabled={busy}>
+          Create…
+        </button>
+      </form>
+      {asking && (
+        <Confirm title="Create a key" confirm="Create" onConfirm={create} onCancel={() => setAsking(false)}>
+          <p>
+            A new {plan} key
+            {key.limits ? ` (${limitsText({ limits: key.limits })})` : ''}
+            {key.customerId ? ` for customer ${key.customerId}` : ''}
+            {key.label ? `, labelled “${key.label}”` : ''}. It works on every instance at once; its secret is
+            shown once, on this page.
+          </p>
+        </Confirm>
+      )}
+    </section>
+  );
+}
+
+function Created({ created }: { created: CreatedKey }) {
+  return (
+    <div class="created">
+      {created.replayed ? (
+        <p role="status">
+          This form had created key <a href={keyHref(created.key.id)}>{created.key.id}</a> already; its secret
+          was shown then. Rotate the key for a new one.
+        </p>
+      ) : (
+        <>
+          <p role="status">
+            Created key <a href={keyHref(created.key.id)}>{created.key.id}</a> ({created.key.plan}).
+          </p>
+          <SecretOnce label="Its secret" secret={created.secret} />
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,290 @@
+// What can be done to a key, each behind a confirmation that says what will happen: change its plan,
+// limits, label or customer; rotate its secret with a grace period; revoke it; end its ban. The answer (or
+// the Error body's message) is shown where the action was asked for.
+import type { AdminKey, AdminKeyUpdate, RotatedAdminKey } from '@animal-store/client/admin';
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { count, limitsText, plans, time } from '../format.js';
+import { Confirm, NoticeLine, SecretOnce, useCall, useSigned } from '../ui.js';
+
+type Pending = { title: string; confirm: string; says: ComponentChildren; act: () => Promise<unknown> };
+
+const inForce =
+  'In force on every instance within 5 seconds; what the key used in its running minute and day still counts.';
+
+export function KeyActions(props: { apiKey: AdminKey; bannedUntil: string | null; onChanged: () => void }) {
+  const { apiKey: key } = props;
+  const { admin } = useSigned();
+  const { busy, notice, run } = useCall();
+  const [pending, setPending] = useState<Pending | null>(null);
+  const [rotated, setRotated] = useState<RotatedAdminKey | null>(null);
+  const act = async () => {
+    const chosen = pending;
+    setPending(null);
+    if (!chosen) return;
+    const result = await run(chosen.act, () => `Done: ${chosen.title.toLowerCase()}.`);
+    if (result !== undefined) props.onChanged();
+  };
+  const revoked = key.revokedAt !== null;
+
+  return (
+    <section aria-labelledby="actions-title">
+      <h2 id="actions-title">Actions</h2>
+      <NoticeLine notice={notice} />
+      {rotated && (
+        <div class="rotated">
+          <SecretOnce label={`New secret of key ${rotated.id}`} secret={rotated.secret} />
+          <p>
+            The previous secret works until{' '}
+            {time(rotated.previousSecretValidUntil, 'now: it no longer works')}.
+          </p>
+        </div>
+      )}
+      {!revoked && (
+        <ChangeForm
+          apiKey={key}
+          busy={busy}
+          ask={(change, says) =>
+            setPending({
+              title: `Change key ${key.id}`,
+              confirm: 'Change',
+              says,
+              act: () => admin.updateKey(key.id, change),
+            })
+          }
+        />
+      )}
+      <div class="action-row">
+        {!revoked && (
+          <RotateForm
+            keyId={key.id}
+            busy={busy}
+            ask={(grace, says) =>
+              setPending({
+                title: `Rotate key ${key.id}`,
+                confirm: 'Rotate',
+                says,
+                act: async () => {
+                  const answer = await admin.rotateKey(key.id, { gracePeriodSeconds: grace });
+                  setRotated(answer);
+                  return answer;
+                },
+              })
+            }
+          />
+        )}
+        {props.bannedUntil && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              setPending({
+                title: `Unban key ${key.id}`,
+                confirm: 'Unban',
+                says: (
+                  <p>
+                    The key's ban ends now (it would end {time(props.bannedUntil)}); its requests are answered
+                    again within 5 seconds on every instance.
+                  </p>
+                ),
+                act: () => admin.unbanKey(key.id).then(() => true),
+              })
+            }
+          >
+            Unban
+          </button>
+        )}
+        {!revoked && (
+          <button
+            type="button"
+            class="danger"
+            disabled={busy}
+            onClick={() =>
+              setPending({
+                title: `Revoke key ${key.id}`,
+                confirm: 'Revoke for good',
+                says: (
+                  <p>
+                    Every instance refuses the key within 5 seconds, for good: a revoked key cannot be
+                    restored. Its usage stays readable.
+                  </p>
+                ),
+                act: () => admin.revokeKey(key.id),
+              })
+            }
+          >
+            Revoke
+          </button>
+        )}
+      </div>
+      {pending && (
+        <Confirm
+          title={pending.title}
+          confirm={pending.confirm}
+          onConfirm={act}
+          onCancel={() => setPending(null)}
+        >
+          {pending.says}
+        </Confirm>
+      )}
+    </section>
+  );
+}
+
+/** The update has a field (the admin contract takes none without one). */
+const changesSomething = (change: Partial<AdminKeyUpdate>): change is AdminKeyUpdate =>
+  Object.keys(change).length > 0;
+
+/** The limits an enterprise key is given in the form, or none when a number is missing. */
+const limitsOf = (perMinute: string, perDay: string) =>
+  perMinute && perDay ? { perMinute: Number(perMinute), perDay: Number(perDay) } : undefined;
+
+function ChangeForm(props: {
+  apiKey: AdminKey;
+  busy: boolean;
+  ask: (change: AdminKeyUpdate, says: ComponentChildren) => void;
+}) {
+  const { apiKey: key } = props;
+  const [plan, setPlan] = useState<AdminKey['plan']>(key.plan);
+  const [perMinute, setPerMinute] = useState(String(key.limits.perMinute));
+  const [perDay, setPerDay] = useState(String(key.limits.perDay));
+  const [label, setLabel] = useState(key.label ?? '');
+  const [customerId, setCustomerId] = useState(key.customerId ?? '');
+  const limits = plan === 'enterprise' ? limitsOf(perMinute, perDay) : undefined;
+  const change: Partial<AdminKeyUpdate> = {
+    ...(plan !== key.plan && { plan }),
+    ...(limits &&
+      (plan !== key.plan ||
+        limits.perMinute !== key.limits.perMinute ||
+        limits.perDay !== key.limits.perDay) && {
+        plan,
+        limits,
+      }),
+    ...(label.trim() !== (key.label ?? '') && { label: label.trim() || null }),
+    ...(customerId.trim() !== (key.customerId ?? '') && { customerId: customerId.trim() || null }),
+  };
+  const lines = [
+    change.plan !== undefined &&
+      change.plan !== key.plan &&
+      `Plan: ${key.plan} → ${change.plan}${change.plan === 'enterprise' ? '' : ' (its own limits)'}`,
+    change.limits && `Limits: ${limitsText(key)} → ${limitsText({ limits: change.limits })}`,
+    change.label !== undefined && `Label: ${key.label ?? 'none'} → ${change.label ?? 'none'}`,
+    change.customerId !== undefined &&
+      `Customer: ${key.customerId ?? 'none'} → ${change.customerId ?? 'none'}`,
+  ].filter(Boolean);
+  return (
+    <form
+      class="change"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (!changesSomething(change)) return;
+        props.ask(
+          change,
+          <>
+            <ul>
+              {lines.map((line) => (
+                <li key={line}>{line}</li>
+              ))}
+            </ul>
+            <p>{inForce}</p>
+          </>,
+        );
+      }}
+    >
+      <h3>Plan, limits, label, customer</h3>
+      <label>
+        Plan
+        <select value={plan} onChange={(event) => setPlan(event.currentTarget.value as AdminKey['plan'])}>
+          {plans.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {plan === 'enterprise' && (
+        <>
+          <label>
+            Requests a minute
+            <input
+              type="number"
+              min={1}
+              max={1_000_000_000}
+              required
+              value={perMinute}
+              onInput={(event) => setPerMinute(event.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Requests a day
+            <input
+              type="number"
+              min={1}
+              max={1_000_000_000}
+              required
+              value={perDay}
+              onInput={(event) => setPerDay(event.currentTarget.value)}
+            />
+          </label>
+        </>
+      )}
+      <label>
+        Label
+        <input value={label} maxLength={200} onInput={(event) => setLabel(event.currentTarget.value)} />
+      </label>
+      <label>
+        Customer
+        <input
+          value={customerId}
+          maxLength={255}
+          spellcheck={false}
+          onInput={(event) => setCustomerId(event.currentTarget.value)}
+        />
+      </label>
+      <button type="submit" disabled={props.busy || lines.length === 0}>
+        Change…
+      </button>
+    </form>
+  );
+}
+
+function RotateForm(props: {
+  keyId: string;
+  busy: boolean;
+  ask: (grace: number, says: ComponentChildren) => void;
+}) {
+  const [grace, setGrace] = useState('0');
+  return (
+    <form
+      class="rotate"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const seconds = Number(grace);
+        props.ask(
+          seconds,
+          <p>
+            A new secret replaces the current one, shown once on this page.{' '}
+            {seconds === 0
+              ? 'The current secret stops working now.'
+              : `The current secret keeps working ${count(seconds)} seconds more (until ${time(new Date(Date.now() + seconds * 1000).toISOString())}).`}
+          </p>,
+        );
+      }}
+    >
+      <label>
+        Grace period (seconds)
+        <input
+          type="number"
+          min={0}
+          max={2_592_000}
+          required
+          value={grace}
+          onInput={(event) => setGrace(event.currentTarget.value)}
+        />
+      </label>
+      <button type="submit" disabled={props.busy}>
+        Rotate…
+      </button>
+    </form>
+  );
+}

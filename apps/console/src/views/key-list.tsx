@@ -1,0 +1,184 @@
+// The keys: the admin API's filters (plan, customer, revoked) in the address, cursor paging (the cursors of
+// the pages before are kept for Previous), and a search by id that opens the key's page.
+import type { AdminKeyPage, ListKeysQuery } from '@animal-store/client/admin';
+import { useEffect, useState } from 'preact/hooks';
+import { count, keyState, limitsText, plans, time } from '../format.js';
+import { go, keyHref, keysHref } from '../route.js';
+import { NoticeLine, useCall, useSigned } from '../ui.js';
+
+const pageSize = 25;
+const keyIdPattern = '[0-9a-f]{12}';
+
+/** The address's filters as the admin API's query (what it does not know is left out). */
+function filtersOf(query: URLSearchParams): ListKeysQuery {
+  const plan = plans.find((name) => name === query.get('plan'));
+  const customerId = query.get('customerId') || undefined;
+  const revoked = query.get('revoked');
+  return {
+    ...(plan && { plan }),
+    ...(customerId && { customerId }),
+    ...((revoked === 'true' || revoked === 'false') && { revoked: revoked === 'true' }),
+  };
+}
+
+export function KeyList({ query }: { query: URLSearchParams }) {
+  const { admin } = useSigned();
+  const { busy, notice, run } = useCall();
+  const [page, setPage] = useState<AdminKeyPage | null>(null);
+  const filters = filtersOf(query);
+  const filterKey = JSON.stringify(filters);
+  // The cursors of this page and the ones before it ('' for the first); other filters start at the first.
+  const [paging, setPaging] = useState({ filterKey, cursors: [''] });
+  const cursors = paging.filterKey === filterKey ? paging.cursors : [''];
+  const setCursors = (change: (cursors: string[]) => string[]) =>
+    setPaging({ filterKey, cursors: change(cursors) });
+  const cursor = cursors.at(-1) ?? '';
+
+  useEffect(() => {
+    void run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then(
+      (answer) => answer && setPage(answer),
+    );
+  }, [admin, run, filterKey, cursor]);
+
+  const openKey = (event: Event) => {
+    event.preventDefault();
+    const id = String(new FormData(event.currentTarget as HTMLFormElement).get('keyId') ?? '').trim();
+    go(keyHref(id));
+  };
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">Keys</h1>
+      <search>
+        <form class="search" onSubmit={openKey}>
+          <label>
+            Key id
+            <input
+              name="keyId"
+              required
+              pattern={keyIdPattern}
+              placeholder="3f2a9c0b1d4e"
+              spellcheck={false}
+            />
+          </label>
+          <button type="submit">Open</button>
+        </form>
+      </search>
+      <Filters filters={filters} key={filterKey} />
+      <NoticeLine notice={notice} />
+      {page && <KeyTable page={page} first={cursors.length === 1} busy={busy} setCursors={setCursors} />}
+    </section>
+  );
+}
+
+function KeyTable(props: {
+  page: AdminKeyPage;
+  first: boolean;
+  busy: boolean;
+  setCursors: (change: (cursors: string[]) => string[]) => void;
+}) {
+  const { page } = props;
+  return (
+    <>
+      <table aria-busy={props.busy}>
+        <caption>
+          {page.keys.length === 0 ? 'No key matches.' : `${count(page.keys.length)} keys on this page`}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Plan</th>
+            <th scope="col">Limits</th>
+            <th scope="col">Label</th>
+            <th scope="col">Customer</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>
+          {page.keys.map((key) => (
+            <tr key={key.id}>
+              <th scope="row">
+                <a href={keyHref(key.id)}>{key.id}</a>
+              </th>
+              <td>{key.plan}</td>
+              <td>{limitsText(key)}</td>
+              <td>{key.label ?? '—'}</td>
+              <td>{key.customerId ?? '—'}</td>
+              <td>{time(key.createdAt)}</td>
+              <td>{time(key.lastUsedAt, 'never')}</td>
+              <td>{keyState(key)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <nav class="pages" aria-label="Pages">
+        <button
+          type="button"
+          disabled={props.first || props.busy}
+          onClick={() => props.setCursors((cursors) => cursors.slice(0, -1))}
+        >
+          Previous page
+        </button>
+        <button
+          type="button"
+          disabled={page.nextCursor === null || props.busy}
+          onClick={() => {
+            const next = page.nextCursor;
+            if (next !== null) props.setCursors((cursors) => [...cursors, next]);
+          }}
+        >
+          Next page
+        </button>
+      </nav>
+    </>
+  );
+}
+
+/** The filter form; the address keeps what it applies, so a filtered list can be shared. */
+function Filters({ filters }: { filters: ListKeysQuery }) {
+  const [plan, setPlan] = useState<string>(filters.plan ?? '');
+  const [customerId, setCustomerId] = useState(filters.customerId ?? '');
+  const [revoked, setRevoked] = useState(filters.revoked === undefined ? '' : String(filters.revoked));
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    for (const [name, value] of Object.entries({ plan, customerId: customerId.trim(), revoked }))
+      if (value) next.set(name, value);
+    go(keysHref(next));
+  };
+  return (
+    <form class="filters" onSubmit={apply}>
+      <label>
+        Plan
+        <select name="plan" value={plan} onChange={(event) => setPlan(event.currentTarget.value)}>
+          <option value="">any</option>
+          {plans.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Customer
+        <input
+          name="customerId"
+          value={customerId}
+          spellcheck={false}
+          onInput={(event) => setCustomerId(event.currentTarget.value)}
+        />
+      </label>
+      <label>
+        State
+        <select name="revoked" value={revoked} onChange={(event) => setRevoked(event.currentTarget.value)}>
+          <option value="">active and revoked</option>
+          <option value="false">active</option>
+          <option value="true">revoked</option>
+        </select>
+      </label>
+      <button type="submit">Filter</button>
+    </form>
+  );
+}

@@ -1,0 +1,111 @@
+// A key's page: what the key is (plan, limits, label, customer, created, last use, revoked), its ban and
+// running windows refreshed every few seconds, its daily usage over a chosen range as a chart and a table,
+// and the actions on it (key-actions.tsx). After an action, the page reads the key again.
+import type { AdminKey, KeyUsage } from '@animal-store/client/admin';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { addDays, count, keyState, limitsText, time, utcDay } from '../format.js';
+import { NoticeLine, useCall, useSigned } from '../ui.js';
+import { KeyActions } from './key-actions.js';
+import { UsageChart } from './usage-chart.js';
+
+/** How often the running windows and today's totals are read again. */
+const refreshMs = 5_000;
+
+export function KeyPage({ keyId }: { keyId: string }) {
+  const { admin } = useSigned();
+  const { notice, run } = useCall();
+  const [key, setKey] = useState<AdminKey | null>(null);
+  const [usage, setUsage] = useState<KeyUsage | null>(null);
+  const [readAt, setReadAt] = useState<string | null>(null);
+  const today = utcDay(new Date());
+  const [range, setRange] = useState({ from: addDays(today, -29), to: today });
+
+  const readUsage = useCallback(
+    () =>
+      run(() => admin.getKeyUsage(keyId, range)).then((answer) => {
+        if (!answer) return;
+        setUsage(answer);
+        setReadAt(new Date().toISOString());
+      }),
+    [admin, run, keyId, range],
+  );
+  const readKey = useCallback(
+    () => run(() => admin.getKey(keyId)).then((answer) => setKey(answer ?? null)),
+    [admin, run, keyId],
+  );
+  useEffect(() => {
+    void readKey();
+  }, [readKey]);
+  useEffect(() => {
+    if (!key) return;
+    void readUsage();
+    const timer = setInterval(readUsage, refreshMs);
+    return () => clearInterval(timer);
+  }, [key, readUsage]);
+
+  if (!key) return <NoticeLine notice={notice} />;
+  return (
+    <article aria-labelledby="key-title">
+      <h1 id="key-title">Key {key.id}</h1>
+      <dl class="facts">
+        <dt>Plan</dt>
+        <dd>{key.plan}</dd>
+        <dt>Limits</dt>
+        <dd>{limitsText(key)}</dd>
+        <dt>Label</dt>
+        <dd>{key.label ?? '—'}</dd>
+        <dt>Customer</dt>
+        <dd>{key.customerId ?? '—'}</dd>
+        <dt>Created</dt>
+        <dd>{time(key.createdAt)}</dd>
+        <dt>Last used</dt>
+        <dd>{time(key.lastUsedAt, 'never')}</dd>
+        <dt>State</dt>
+        <dd>{key.revokedAt === null ? keyState(key) : `revoked ${time(key.revokedAt)}`}</dd>
+        <dt>Ban</dt>
+        <dd data-testid="ban">
+          {usage?.bannedUntil ? `banned until ${time(usage.bannedUntil)}` : 'not banned'}
+        </dd>
+      </dl>
+      <NoticeLine notice={notice} />
+      {usage && <Windows usage={usage} readAt={readAt} />}
+      <UsageChart range={range} onRange={setRange} days={usage?.days ?? null} />
+      <KeyActions key={key.id} apiKey={key} bannedUntil={usage?.bannedUntil ?? null} onChanged={readKey} />
+    </article>
+  );
+}
+
+function Windows({ usage, readAt }: { usage: KeyUsage; readAt: string | null }) {
+  return (
+    <section aria-labelledby="windows-title">
+      <h2 id="windows-title">Running windows</h2>
+      <table>
+        <caption>
+          Read {time(readAt)}; read again every {refreshMs / 1000} seconds.
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Window</th>
+            <th scope="col">Limit</th>
+            <th scope="col">Used</th>
+            <th scope="col">Reserved</th>
+            <th scope="col">Remaining</th>
+            <th scope="col">Resets</th>
+          </tr>
+        </thead>
+        <tbody>
+          {usage.windows.map((window) => (
+            <tr key={window.name} data-window={window.name}>
+              <th scope="row">{window.name}</th>
+              <td>{count(window.limit)}</td>
+              <td>{count(window.used)}</td>
+              <td>{count(window.reserved ?? 0)}</td>
+              <td>{count(window.remaining)}</td>
+              <td>{time(window.resetAt, 'no window running')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}

@@ -1,0 +1,100 @@
+// The console in headless Chromium (test/support/harness.ts launchChromium): a server with the admin API,
+// a page signed in with its token, and what every console test checks on the way: no console error, no
+// request outside the server, no serious accessibility violation (axe-core), a screenshot of each view
+// kept under apps/server/test-results/console/<backend>/.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { toolFor } from '@animal-store/test-support';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { backend, launchChromium, startServer, type TestServer } from '../support/harness.js';
+
+export const chromium = toolFor('the console in a real browser', 'chromium');
+export const adminToken = 'c'.repeat(40);
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const shots = fileURLToPath(new URL(`../../test-results/console/${backend}/`, import.meta.url));
+
+export type ConsolePage = Page & { problems: string[] };
+
+/** A server with the admin API and a browser, for one suite; both stopped after it. */
+export function consoleSuite(options: Parameters<typeof startServer>[0] = {}) {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  beforeAll(async () => {
+    if (!chromium) return;
+    server = await startServer({ adminTokens: [adminToken], ...options });
+    browser = await launchChromium();
+    mkdirSync(shots, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    server?.expectNoContractViolations();
+    await server?.close();
+  });
+  const running = () => {
+    if (!server || !browser) throw new Error('the console suite did not start');
+    return { server, browser };
+  };
+  return {
+    get server() {
+      return running().server;
+    },
+    /** A new tab (its own storage) that records console errors, failed loads and requests outside. */
+    async newPage(viewport = { width: 1280, height: 900 }): Promise<ConsolePage> {
+      const context = await running().browser.newContext({ viewport });
+      contexts.push(context);
+      const page = Object.assign(await context.newPage(), { problems: [] as string[] });
+      await page.route('**/*', (route) => {
+        const { hostname } = new URL(route.request().url());
+        if (hostname === '127.0.0.1') return route.continue();
+        page.problems.push(`outside: ${route.request().url()}`);
+        return route.abort();
+      });
+      page.on('console', (message) => {
+        if (message.type() === 'error') page.problems.push(`console: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => page.problems.push(`page: ${error.message}`));
+      return page;
+    },
+    /** Opens the console and signs in with the admin token; the keys' list is shown. */
+    async signIn(page: Page, token = adminToken) {
+      await page.goto(`${running().server.adminUrl}/console/`);
+      await page.getByLabel('Admin token').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      if (token === adminToken) await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+    },
+  };
+}
+
+/** The page's serious and critical accessibility violations (axe-core, run in the page by the test driver). */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  // page.evaluate runs through the browser's debugging protocol: the page's policy, which refuses inline
+  // scripts, does not apply to it (an injected <script> would be refused).
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: Violation[] }> } }).axe;
+    type Violation = { id: string; impact: string | null; nodes: { target: string[] }[] };
+    return (await axe.run()).violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((node) => node.target.join(' ')).join(', '),
+    }));
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes}`);
+}
+
+/**
+ * Checks the view as it is (accessibility, no problem so far but the failed answers the test provoked on
+ * purpose: Chromium logs each 4xx a fetch receives as a console error) and keeps its screenshot.
+ */
+export async function checkView(page: ConsolePage, name: string, provoked: number[] = []) {
+  await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
+  expect(await accessibilityProblems(page)).toEqual([]);
+  const expected = (problem: string) => provoked.some((status) => problem.includes(`status of ${status} `));
+  expect(page.problems.filter((problem) => !expected(problem))).toEqual([]);
+}

@@ -1,0 +1,155 @@
+// The console's reading paths in headless Chromium: sign-in and sign-out, a wrong token, the keys' list
+// with its filters, pages and search, a key's page with its running windows and its daily usage as a chart
+// and a table (the bars are the requests sent), at 200 % zoom and by keyboard.
+import { createAdminClient } from '@animal-store/client/admin';
+import { describe, expect, it } from 'vitest';
+import { call } from '../support/harness.js';
+import { adminToken, type ConsolePage, checkView, chromium, consoleSuite } from './browser.js';
+
+const suite = consoleSuite();
+const admin = () => createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token: adminToken });
+const today = () => new Date().toISOString().slice(0, 10);
+const rows = (page: ConsolePage) => page.locator('table').first().locator('tbody tr');
+
+describe.runIf(chromium)('the console, reading', () => {
+  it('is served on the admin listener only, under a policy that allows nothing remote or inline', async () => {
+    const page = await fetch(`${suite.server.adminUrl}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toContain('unsafe-inline');
+    expect(await page.text()).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script at all
+    const bare = await fetch(`${suite.server.adminUrl}/console`, { redirect: 'manual' });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/console/']);
+    expect((await fetch(`${suite.server.url}/console/`)).status).toBe(404);
+  });
+
+  it('refuses a wrong token with the service’s message and keeps nothing; signs in and out', async () => {
+    const page = await suite.newPage();
+    await suite.signIn(page, 'x'.repeat(40));
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/refused this token: .*401/);
+    await checkView(page, 'sign-in-refused', [401]);
+    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
+
+    await suite.signIn(page);
+    // The token is kept for the tab only: in its session storage, never in the address, local storage or
+    // a cookie.
+    const kept = await page.evaluate(() => ({
+      session: Object.values(sessionStorage),
+      local: localStorage.length,
+      cookie: document.cookie,
+      url: location.href,
+    }));
+    expect(kept).toEqual({ session: [adminToken], local: 0, cookie: '', url: expect.not.stringContaining(adminToken) });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    await checkView(page, 'signed-out', [401]);
+  });
+
+  it('lists keys by plan, customer and state, a page at a time, and opens one by its id', async () => {
+    const customerId = `cus_list_${Date.now()}`;
+    const created = [];
+    for (let i = 0; i < 27; i++)
+      created.push((await admin().createKey({ plan: i < 3 ? 'pro' : 'free', customerId, label: `k${i}` })).key);
+    await admin().revokeKey(created[3]?.id ?? '');
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.getByLabel('Customer').fill(customerId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).count()).toBe(25);
+    await checkView(page, 'keys');
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => rows(page).count()).toBe(2);
+    expect(await rows(page).locator('th').allTextContents()).toEqual(created.slice(25).map((k) => k.id));
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(() => rows(page).count()).toBe(25);
+
+    await page.getByLabel('Plan').selectOption('pro');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual(created.slice(0, 3).map((k) => k.id));
+    expect(page.url()).toContain(`plan=pro`); // the address keeps the filters
+
+    await page.getByLabel('Plan').selectOption('');
+    await page.getByLabel('State').selectOption('true');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual([created[3]?.id]);
+    expect(await rows(page).first().textContent()).toContain('revoked');
+
+    await page.getByLabel('Key id').fill(created[5]?.id ?? '');
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.getByRole('heading', { name: `Key ${created[5]?.id}` }).waitFor();
+    await page.getByLabel('Key id').waitFor({ state: 'detached' });
+    expect(await page.locator('.facts').textContent()).toContain(customerId);
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/000000000000`);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/404 not_found/);
+    await checkView(page, 'key-not-found', [404]);
+  });
+
+  it('draws a key’s day as the requests sent: admitted, limited and banned, with its numbers', async () => {
+    const { key, secret } = (await admin().createKey({
+      plan: 'enterprise',
+      limits: { perMinute: 6, perDay: 1000 },
+    })) as { key: { id: string }; secret: string };
+    const codes = [];
+    for (let i = 0; i < 9; i++) codes.push((await call(`${suite.server.url}/v1/pets`, secret)).status);
+    expect(codes).toEqual([...Array(6).fill(200), 429, 429, 429]);
+
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/${key.id}`);
+    const day = page.locator(`.chart g.day[data-date="${today()}"]`);
+    await day.waitFor();
+    // The running minute, as the admin API reads it: 6 of 6 used.
+    const minute = page.locator('tr[data-window="minute"] td');
+    await expect.poll(() => minute.allTextContents()).toEqual([
+      '6',
+      '6',
+      expect.any(String),
+      '0',
+      expect.stringMatching(/UTC$/),
+    ]);
+    // The table for screen readers has today's numbers, and the other days at 0.
+    const todayRow = page.locator('table.visually-hidden tbody tr').last();
+    await expect.poll(() => todayRow.locator('td').allTextContents()).toEqual(['6', '3', '0']);
+    expect(await page.locator('table.visually-hidden tbody tr').count()).toBe(30);
+    // The bars: heights in proportion to the counts, the same scale for each.
+    const height = async (kind: string) => Number(await day.locator(`rect.${kind}`).getAttribute('height'));
+    expect(await height('admitted')).toBeGreaterThan(0);
+    expect((await height('limited')) / (await height('admitted'))).toBeCloseTo(3 / 6, 5);
+    expect(await height('banned')).toBe(0);
+    // Pointed at, the day says its numbers.
+    await day.hover();
+    expect(await page.locator('.day-detail').textContent()).toBe(`${today()}: 6 admitted, 3 limited, 0 banned`);
+    await checkView(page, 'key');
+  });
+
+  it('is usable by keyboard alone and at 200 % zoom', async () => {
+    const { key } = await admin().createKey({ plan: 'free', label: 'keyboard' });
+    // 200 % zoom of a 1280-pixel-wide window: 640 CSS pixels across.
+    const page = await suite.newPage({ width: 640, height: 800 });
+    await page.goto(`${suite.server.adminUrl}/console/`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(adminToken);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
+    await page.keyboard.press('Tab'); // the first link, then on through the page to the key id field
+    while (!(await page.evaluate(() => document.activeElement?.getAttribute('name') === 'keyId')))
+      await page.keyboard.press('Tab');
+    await page.keyboard.type(key.id);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: `Key ${key.id}` }).waitFor();
+    // The chart takes the focus and walks the days with the arrow keys.
+    await page.locator('svg.chart').focus();
+    await page.keyboard.press('End');
+    expect(await page.locator('.day-detail').textContent()).toMatch(new RegExp(`^${today()}: `));
+    await page.keyboard.press('ArrowLeft');
+    expect(await page.locator('.day-detail').textContent()).toMatch(/: 0 admitted, 0 limited, 0 banned$/);
+    // Nothing runs off the side of the page: wide tables scroll in their own box.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await checkView(page, 'key-at-200-percent');
+  });
+});
