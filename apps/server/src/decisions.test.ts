@@ -15,7 +15,7 @@ function sources(dir: string): string[] {
     const path = join(dir, entry.name);
     if (entry.isDirectory())
       return ['node_modules', 'dist', 'generated'].includes(entry.name) ? [] : sources(path);
-    return /\.(ts|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [path] : [];
+    return /\.(ts|tsx|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [path] : [];
   });
 }
 

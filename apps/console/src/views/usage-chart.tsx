@@ -1,7 +1,6 @@
 // A key's requests per UTC day as stacked bars (admitted, limited, banned), the numbers of the day pointed at
-// or chosen with the arrow keys, and the same numbers as a table for screen readers. Drawn by hand as SVG:
-// a few dozen lines, where a chart library would bring a canvas that screen readers and the page's
-// Content-Security-Policy both handle worse, and a bundle several times this console's size.
+// or chosen with the arrow keys, and the same numbers as a table for screen readers. Written by hand:
+// docs/decisions.md#console-chart.
 import type { DayUsage } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
 import { addDays, count, everyDay, maxRangeDays, requestsOf, scaleTop } from '../format.js';
@@ -53,7 +52,7 @@ export function UsageChart(props: {
         onKeyDown={onKey}
         onPointerLeave={() => setChosen(null)}
       >
-        {[0, top / 2, top].map((tick) => (
+        {[0, top / 2, top].filter(Number.isInteger).map((tick) => (
           <g key={tick} class="tick">
             <line
               x1={plot.left}

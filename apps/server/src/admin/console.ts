@@ -35,9 +35,7 @@ export function serveConsole(app: Express): void {
           'Content-Security-Policy': policy,
           'X-Content-Type-Options': 'nosniff',
           'Referrer-Policy': 'no-referrer',
-          'Cache-Control': path.includes('/assets/')
-            ? 'public, max-age=31536000, immutable'
-            : 'no-cache',
+          'Cache-Control': path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
         });
       },
     }),

@@ -42,7 +42,12 @@ describe.runIf(chromium)('the console, reading', () => {
       cookie: document.cookie,
       url: location.href,
     }));
-    expect(kept).toEqual({ session: [adminToken], local: 0, cookie: '', url: expect.not.stringContaining(adminToken) });
+    expect(kept).toEqual({
+      session: [adminToken],
+      local: 0,
+      cookie: '',
+      url: expect.not.stringContaining(adminToken),
+    });
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Admin token').waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
@@ -53,7 +58,9 @@ describe.runIf(chromium)('the console, reading', () => {
     const customerId = `cus_list_${Date.now()}`;
     const created = [];
     for (let i = 0; i < 27; i++)
-      created.push((await admin().createKey({ plan: i < 3 ? 'pro' : 'free', customerId, label: `k${i}` })).key);
+      created.push(
+        (await admin().createKey({ plan: i < 3 ? 'pro' : 'free', customerId, label: `k${i}` })).key,
+      );
     await admin().revokeKey(created[3]?.id ?? '');
     const page = await suite.newPage();
     await suite.signIn(page);
@@ -69,7 +76,9 @@ describe.runIf(chromium)('the console, reading', () => {
 
     await page.getByLabel('Plan').selectOption('pro');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual(created.slice(0, 3).map((k) => k.id));
+    await expect
+      .poll(() => rows(page).locator('th').allTextContents())
+      .toEqual(created.slice(0, 3).map((k) => k.id));
     expect(page.url()).toContain(`plan=pro`); // the address keeps the filters
 
     await page.getByLabel('Plan').selectOption('');
@@ -104,13 +113,9 @@ describe.runIf(chromium)('the console, reading', () => {
     await day.waitFor();
     // The running minute, as the admin API reads it: 6 of 6 used.
     const minute = page.locator('tr[data-window="minute"] td');
-    await expect.poll(() => minute.allTextContents()).toEqual([
-      '6',
-      '6',
-      expect.any(String),
-      '0',
-      expect.stringMatching(/UTC$/),
-    ]);
+    await expect
+      .poll(() => minute.allTextContents())
+      .toEqual(['6', '6', expect.any(String), '0', expect.stringMatching(/UTC$/)]);
     // The table for screen readers has today's numbers, and the other days at 0.
     const todayRow = page.locator('table.visually-hidden tbody tr').last();
     await expect.poll(() => todayRow.locator('td').allTextContents()).toEqual(['6', '3', '0']);
@@ -122,7 +127,9 @@ describe.runIf(chromium)('the console, reading', () => {
     expect(await height('banned')).toBe(0);
     // Pointed at, the day says its numbers.
     await day.hover();
-    expect(await page.locator('.day-detail').textContent()).toBe(`${today()}: 6 admitted, 3 limited, 0 banned`);
+    expect(await page.locator('.day-detail').textContent()).toBe(
+      `${today()}: 6 admitted, 3 limited, 0 banned`,
+    );
     await checkView(page, 'key');
   });
 

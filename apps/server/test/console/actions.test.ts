@@ -1,0 +1,163 @@
+// The console's actions in headless Chromium, each behind its confirmation, and each one's effect seen
+// through the public API: create (the secret shown once, copied, working; an Idempotency-Key sent), a plan
+// change that raises X-RateLimit-Limit, the Error body's message of a refused change, a rotation whose grace
+// expires, a revocation, an unban that ends the 429s of a ban, and a confirmation cancelled by Escape.
+import { createAdminClient } from '@animal-store/client/admin';
+import { describe, expect, it } from 'vitest';
+import { call } from '../support/harness.js';
+import { adminToken, type ConsolePage, checkView, chromium, consoleSuite } from './browser.js';
+
+// Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
+const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600 } } });
+const admin = () => createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token: adminToken });
+const pets = (secret: string) => call(`${suite.server.url}/v1/pets`, secret);
+const codeOf = async (res: Response) =>
+  res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code;
+/** Changes on one instance are in force on every one within 5 s: a test waits a little longer. */
+const inForce = { timeout: 10_000, interval: 250 };
+
+async function openKey(page: ConsolePage, keyId: string) {
+  await page.goto(`${suite.server.adminUrl}/console/#/keys/${keyId}`);
+  await page.getByRole('heading', { name: `Key ${keyId}` }).waitFor();
+}
+
+/** The open confirmation's words, then its button pressed. */
+async function confirm(page: ConsolePage, button: string): Promise<string> {
+  const dialog = page.getByRole('dialog');
+  const says = (await dialog.textContent()) ?? '';
+  await dialog.getByRole('button', { name: button }).click();
+  await dialog.waitFor({ state: 'detached' });
+  return says;
+}
+
+describe.runIf(chromium)('the console, acting', () => {
+  it('creates a key with an Idempotency-Key, and shows its secret once, copied as it works', async () => {
+    const page = await suite.newPage();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await suite.signIn(page);
+    await page.getByRole('link', { name: 'New key' }).click();
+    await page.getByLabel('Plan').selectOption('enterprise');
+    await page.getByLabel('Requests a minute').fill('7');
+    await page.getByLabel('Requests a day').fill('500');
+    await page.getByLabel('Label (optional)').fill('from the console');
+    await page.getByLabel('Customer (optional)').fill('cus_console');
+    await page.getByRole('button', { name: 'Create…' }).click();
+    await checkView(page, 'create-confirmation');
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/admin/v1/keys'));
+    expect(await confirm(page, 'Create')).toContain(
+      'A new enterprise key (7 a minute, 500 a day) for customer cus_console, labelled “from the console”',
+    );
+    expect((await sent).headers()['idempotency-key']).toMatch(/^[0-9a-f-]{36}$/);
+    const secret = await page.getByLabel('Its secret').inputValue();
+    await page.getByRole('button', { name: 'Copy' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    await checkView(page, 'created');
+    const res = await pets(secret);
+    expect([res.status, res.headers.get('x-ratelimit-limit')]).toEqual([200, '7']);
+    // Once: the key's page has no secret on it.
+    await page.getByRole('status').getByRole('link').click();
+    await page.getByRole('heading', { name: /^Key / }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it('moves a key to another plan: the public API’s X-RateLimit-Limit rises', async () => {
+    const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
+      key: { id: string };
+      secret: string;
+    };
+    expect((await pets(secret)).headers.get('x-ratelimit-limit')).toBe('60');
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await page.getByLabel('Plan').selectOption('pro');
+    await page.getByRole('button', { name: 'Change…' }).click();
+    expect(await confirm(page, 'Change')).toContain('Plan: free → pro');
+    await expect.poll(() => page.getByRole('status').textContent()).toContain(`Done: change key ${key.id}`);
+    await expect.poll(() => page.locator('.facts').textContent()).toContain('300 a minute, 10,000 a day');
+    await expect.poll(async () => (await pets(secret)).headers.get('x-ratelimit-limit'), inForce).toBe('300');
+  });
+
+  it('shows the Error body’s message of a change the service refuses, and changes nothing', async () => {
+    const { key } = await admin().createKey({ plan: 'enterprise', limits: { perMinute: 5, perDay: 100 } });
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await page.getByLabel('Requests a minute').fill('500');
+    await page.getByRole('button', { name: 'Change…' }).click();
+    const answer = page.waitForResponse((r) => r.request().method() === 'PATCH');
+    await confirm(page, 'Change');
+    const body = (await (await answer).json()) as { message: string; status: number };
+    expect(body.status).toBe(400);
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain(body.message);
+    await checkView(page, 'change-refused', [400]);
+    expect((await admin().getKey(key.id)).limits).toEqual({ perMinute: 5, perDay: 100 });
+  });
+
+  it('rotates a key with a grace period: the new secret works, the old one until the grace ends', async () => {
+    const { key, secret: old } = (await admin().createKey({ plan: 'free' })) as {
+      key: { id: string };
+      secret: string;
+    };
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await page.getByLabel('Grace period (seconds)').fill('3');
+    await page.getByRole('button', { name: 'Rotate…' }).click();
+    expect(await confirm(page, 'Rotate')).toMatch(
+      /The current secret keeps working 3 seconds more \(until .* UTC\)/,
+    );
+    const secret = await page.getByLabel(`New secret of key ${key.id}`).inputValue();
+    expect(secret).not.toBe(old);
+    await checkView(page, 'rotated');
+    expect((await pets(secret)).status).toBe(200);
+    expect((await pets(old)).status).toBe(200);
+    await expect.poll(async () => (await pets(old)).status, inForce).toBe(401);
+    expect((await pets(secret)).status).toBe(200);
+  });
+
+  it('revokes a key for good: the public API refuses it, and the console offers nothing more', async () => {
+    const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
+      key: { id: string };
+      secret: string;
+    };
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    // Escape cancels a confirmation: nothing is done.
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
+    expect((await admin().getKey(key.id)).revokedAt).toBeNull();
+
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    expect(await confirm(page, 'Revoke for good')).toContain('cannot be restored');
+    await expect.poll(() => page.locator('.facts').textContent()).toMatch(/revoked \d{4}-/);
+    expect(await page.getByRole('button', { name: /Rotate|Revoke|Change/ }).count()).toBe(0);
+    await expect.poll(async () => (await pets(secret)).status, inForce).toBe(401);
+  });
+
+  it('unbans a banned key: its temporarily_banned 429s stop', async () => {
+    const { key, secret } = (await admin().createKey({
+      plan: 'enterprise',
+      limits: { perMinute: 1, perDay: 100 },
+    })) as { key: { id: string }; secret: string };
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push(await codeOf(await pets(secret)));
+    expect(codes).toEqual(['ok', 'rate_limited', 'temporarily_banned']);
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await expect.poll(() => page.getByTestId('ban').textContent()).toMatch(/^banned until/);
+    await checkView(page, 'banned');
+    await page.getByRole('button', { name: 'Unban' }).click();
+    expect(await confirm(page, 'Unban')).toContain('ban ends now');
+    await expect.poll(() => page.getByTestId('ban').textContent()).toBe('not banned');
+    // The ban is over; the minute it broke is still used up, until the key gets more.
+    await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('rate_limited');
+    await page.getByLabel('Requests a minute').fill('5');
+    await page.getByRole('button', { name: 'Change…' }).click();
+    await confirm(page, 'Change');
+    await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('ok');
+  });
+});
