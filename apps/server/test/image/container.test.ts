@@ -1,6 +1,6 @@
 // The container image (Containerfile at the root), built unchanged and run with podman as an operator
 // runs it (docs/container.md): on SQLite with a volume and a read-only root, stopped by `podman stop` with
-// nothing lost, its data kept across a new container; and two containers on the host's PostgreSQL and
+// nothing lost, its data kept across a new container (which serves the console on its admin listener); and two containers on the host's PostgreSQL and
 // Redis through the environment, sharing one key's limit exactly. The official base image is stood in for
 // locally under its own name (no registry is reachable here: test-support's containers.ts).
 import { readFileSync } from 'node:fs';
@@ -135,9 +135,17 @@ describe.runIf(available)('the container image', () => {
     expect(acknowledged.length).toBeGreaterThan(0);
     expect(others).toEqual([]);
 
-    // A new container on the same volume: the key and every acknowledged pet are there.
+    // A new container on the same volume, with the admin listener: the key and every acknowledged pet are
+    // there, and the console is served with its assets.
     const second = named('sqlite-2');
-    const again = await runImage(second, {}, '--read-only', '-v', `${volume}:/var/lib/animal-store`);
+    const adminPort = await freePort();
+    const admin = { ADMIN_PORT: String(adminPort), ADMIN_TOKENS: 'i'.repeat(40) };
+    const again = await runImage(second, admin, '--read-only', '-v', `${volume}:/var/lib/animal-store`);
+    const page = await fetch(`http://127.0.0.1:${adminPort}/console/`);
+    expect(page.status).toBe(200);
+    const script = /<script[^>]*\bsrc="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+    expect(script).toMatch(/^\/console\/assets\/.+\.js$/);
+    expect((await fetch(`http://127.0.0.1:${adminPort}${script}`)).status).toBe(200);
     const listed = new Set<number>();
     for (let next: string | undefined = `${again}/v1/pets?limit=100`; next; ) {
       const res: Response = await fetch(next, { headers: { authorization: `Bearer ${key}` } });
