@@ -1,8 +1,9 @@
 // The changeset guard (run by `pnpm lint:root`): a change users see, made since the last release, must come
 // with a pending changeset, or the next CHANGELOG would not mention it (2.0.0 shipped without Sentinel,
 // Cluster and the lease change in any note). "Users see" means what is released: the server's sources and
-// bin, the contracts, the client's sources, the container image and the alert rules; tests are not. The last
-// release is the commit that last changed the server's version (the release commit: docs/releasing.md).
+// bin, the console (the server ships it), the contracts, the client's sources, the container image and the
+// alert rules; tests are not. The last release is the commit that last changed the server's version (the
+// release commit: docs/releasing.md).
 // Outside a git checkout with that history (a tarball, a shallow clone) it says so and passes.
 // Written by hand: docs/decisions.md#changeset-guard.
 import { spawnSync } from 'node:child_process';
@@ -13,6 +14,7 @@ const root = process.cwd();
 const released = [
   'apps/server/src',
   'apps/server/bin',
+  'apps/console/src',
   'spec/openapi',
   'spec/admin',
   'packages/client/src',

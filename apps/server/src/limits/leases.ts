@@ -68,6 +68,10 @@ export const leasedCount = (key: string) => `leased:${key}`;
  */
 export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
+/** Waits until no report to the lease's leased count is on its way (a give-back counts on what it holds). */
+async function leasedCountReported(lease: Lease): Promise<void> {
+  while (lease.reportingLeased) await lease.reportingLeased;
+}
 /** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
 type GiveBack = { points: number; reportedLeased: number; id: string };
 
@@ -286,7 +290,7 @@ export class Leases {
    * answer lost in a cut), so its points wait, unusable, and it is sent again under the same name later.
    */
   async #return(key: string, lease: Lease): Promise<void> {
-    while (lease.reportingLeased) await lease.reportingLeased; // #giveBackOf: what the leased count holds
+    await leasedCountReported(lease);
     clearTimeout(lease.returner);
     lease.returner = undefined;
     const epoch = this.store.epoch ?? 0;
@@ -363,7 +367,7 @@ export class Leases {
     // it admitted is reported.
     if (lease.limit !== limit && lease.resetAt > this.now()) {
       const settled = (async () => {
-        while (lease.reportingLeased) await lease.reportingLeased; // as in #return
+        await leasedCountReported(lease);
         await Promise.all([
           lease.left > 0 && this.#giveBack(key, lease, this.#giveBackOf(lease, lease.left)),
           this.#report(key, lease),
