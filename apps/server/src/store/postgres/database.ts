@@ -66,7 +66,7 @@ const migrations: string[] = [
    CREATE INDEX key_usage_day ON key_usage (day);`,
   // 2.0.0: the claim's token, which fences an Idempotency-Key's create (idempotency.ts).
   'ALTER TABLE idempotency_keys ADD COLUMN claim TEXT;',
-  // Unreleased (after 2.0.0): until when a window's points may be held unused in leases, and by whom
+  // 2.1.0: until when a window's points may be held unused in leases, and by whom
   // (counters.ts).
   `ALTER TABLE rate_limits ADD COLUMN held_until BIGINT NOT NULL DEFAULT 0;
    ALTER TABLE rate_limits ADD COLUMN held_by TEXT;`,
