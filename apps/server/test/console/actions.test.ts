@@ -60,6 +60,33 @@ describe.runIf(chromium)('the console, acting', () => {
     expect(await page.content()).not.toContain(secret);
   });
 
+  it('sends a create whose answer was lost again with the same Idempotency-Key: one key, said so', async () => {
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    const customerId = `cus_lost_${Date.now()}`;
+    const sent: string[] = [];
+    // The first create reaches the service, which creates the key; its answer is lost on the way back.
+    await page.route('**/admin/v1/keys', async (route) => {
+      sent.push(route.request().headers()['idempotency-key'] ?? '');
+      if (sent.length > 1) return route.continue();
+      await route.fetch();
+      return route.abort('connectionreset');
+    });
+    await page.getByRole('link', { name: 'New key' }).click();
+    await page.getByLabel('Customer (optional)').fill(customerId);
+    await page.getByRole('button', { name: 'Create…' }).click();
+    await confirm(page, 'Create');
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toMatch(/had created key [0-9a-f]{12} already/);
+    expect(sent).toHaveLength(2);
+    expect(sent[1]).toBe(sent[0]);
+    const keys = await admin().listKeys({ customerId });
+    expect(keys.keys).toHaveLength(1);
+    expect(await page.getByRole('status').getByRole('link').textContent()).toBe(keys.keys[0]?.id);
+    await checkView(page, 'create-replayed', ['ERR_CONNECTION_RESET']);
+  });
+
   it('moves a key to another plan: the public API’s X-RateLimit-Limit rises', async () => {
     const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
       key: { id: string };

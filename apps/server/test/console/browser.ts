@@ -90,11 +90,12 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
 
 /**
  * Checks the view as it is (accessibility, no problem so far but the failed answers the test provoked on
- * purpose: Chromium logs each 4xx a fetch receives as a console error) and keeps its screenshot.
+ * purpose, a status or a network error: Chromium logs each as a console error) and keeps its screenshot.
  */
-export async function checkView(page: ConsolePage, name: string, provoked: number[] = []) {
+export async function checkView(page: ConsolePage, name: string, provoked: (number | string)[] = []) {
   await page.screenshot({ path: `${shots}${name}.png`, fullPage: true });
   expect(await accessibilityProblems(page)).toEqual([]);
-  const expected = (problem: string) => provoked.some((status) => problem.includes(`status of ${status} `));
+  const expected = (problem: string) =>
+    provoked.some((what) => problem.includes(typeof what === 'number' ? `status of ${what} ` : what));
   expect(page.problems.filter((problem) => !expected(problem))).toEqual([]);
 }

@@ -133,6 +133,23 @@ describe.runIf(chromium)('the console, reading', () => {
     await checkView(page, 'key');
   });
 
+  it('reads the running windows and today’s totals again while the key’s page is open', async () => {
+    const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
+      key: { id: string };
+      secret: string;
+    };
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/${key.id}`);
+    const used = page.locator('tr[data-window="minute"] td').nth(1);
+    await expect.poll(() => used.textContent()).toBe('0');
+    for (let i = 0; i < 2; i++) expect((await call(`${suite.server.url}/v1/pets`, secret)).status).toBe(200);
+    // No reload: the page reads the usage again every 5 s.
+    await expect.poll(() => used.textContent(), { timeout: 8_000 }).toBe('2');
+    const todayRow = page.locator('table.visually-hidden tbody tr').last();
+    await expect.poll(() => todayRow.locator('td').first().textContent(), { timeout: 8_000 }).toBe('2');
+  });
+
   it('is usable by keyboard alone and at 200 % zoom', async () => {
     const { key } = await admin().createKey({ plan: 'free', label: 'keyboard' });
     // 200 % zoom of a 1280-pixel-wide window: 640 CSS pixels across.
