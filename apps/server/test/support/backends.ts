@@ -4,10 +4,11 @@
 // private: a temporary SQLite file, a PostgreSQL database created for it (dropped after the file's tests),
 // a Redis key prefix of its own.
 import { randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
 import { tempDatabase } from '@animal-store/test-support';
 import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 import { parseRedisUrl } from '../../src/config.js';
 import { connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
 
@@ -88,6 +89,9 @@ export async function freshStore(engine: BackendName = backend): Promise<TestSto
   await withPostgres((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
+  // Each connection names the suite that made it (pg_stat_activity's application_name), so that a count
+  // of what one run holds on the server can say whose connections they are.
+  url.searchParams.set('application_name', basename(expect.getState().testPath ?? 'test').slice(0, 63));
   const entry: (typeof created)[number] = { database: name };
   created.push(entry);
   const pooled = { DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: testPoolSize };
