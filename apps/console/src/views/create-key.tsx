@@ -3,19 +3,23 @@
 // created, so that sending the same form twice (a double click, a retry after a lost answer) creates one.
 import type { CreatedKey, NewAdminKey } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
-import { limitsText, plans } from '../format.js';
+import { limitsText } from '../format.js';
 import { keyHref } from '../route.js';
 import { Confirm, NoticeLine, SecretOnce, useCall, useSigned } from '../ui.js';
+import { KeyFields, type KeyFieldValues } from './key-fields.js';
 
 export function CreateKey() {
   const { admin } = useSigned();
   const { busy, notice, run } = useCall();
   const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
-  const [plan, setPlan] = useState<NewAdminKey['plan']>('free');
-  const [perMinute, setPerMinute] = useState('');
-  const [perDay, setPerDay] = useState('');
-  const [label, setLabel] = useState('');
-  const [customerId, setCustomerId] = useState('');
+  const [values, setValues] = useState<KeyFieldValues>({
+    plan: 'free',
+    perMinute: '',
+    perDay: '',
+    label: '',
+    customerId: '',
+  });
+  const { plan, perMinute, perDay, label, customerId } = values;
   const [asking, setAsking] = useState(false);
   const [created, setCreated] = useState<CreatedKey | null>(null);
   const extras = {
@@ -46,58 +50,7 @@ export function CreateKey() {
           setAsking(true);
         }}
       >
-        <label>
-          Plan
-          <select
-            value={plan}
-            onChange={(event) => setPlan(event.currentTarget.value as NewAdminKey['plan'])}
-          >
-            {plans.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </label>
-        {plan === 'enterprise' && (
-          <>
-            <label>
-              Requests a minute
-              <input
-                type="number"
-                min={1}
-                max={1_000_000_000}
-                required
-                value={perMinute}
-                onInput={(event) => setPerMinute(event.currentTarget.value)}
-              />
-            </label>
-            <label>
-              Requests a day
-              <input
-                type="number"
-                min={1}
-                max={1_000_000_000}
-                required
-                value={perDay}
-                onInput={(event) => setPerDay(event.currentTarget.value)}
-              />
-            </label>
-          </>
-        )}
-        <label>
-          Label (optional)
-          <input value={label} maxLength={200} onInput={(event) => setLabel(event.currentTarget.value)} />
-        </label>
-        <label>
-          Customer (optional)
-          <input
-            value={customerId}
-            maxLength={255}
-            spellcheck={false}
-            onInput={(event) => setCustomerId(event.currentTarget.value)}
-          />
-        </label>
+        <KeyFields values={values} onChange={(change) => setValues({ ...values, ...change })} optional />
         <button type="submit" class="primary" disabled={busy}>
           Create…
         </button>

@@ -4,8 +4,9 @@
 import type { AdminKey, AdminKeyUpdate, RotatedAdminKey } from '@animal-store/client/admin';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { count, limitsText, plans, time } from '../format.js';
+import { count, limitsText, time } from '../format.js';
 import { Confirm, NoticeLine, SecretOnce, useCall, useSigned } from '../ui.js';
+import { KeyFields, type KeyFieldValues } from './key-fields.js';
 
 type Pending = { title: string; confirm: string; says: ComponentChildren; act: () => Promise<unknown> };
 
@@ -145,11 +146,14 @@ function ChangeForm(props: {
   ask: (change: AdminKeyUpdate, says: ComponentChildren) => void;
 }) {
   const { apiKey: key } = props;
-  const [plan, setPlan] = useState<AdminKey['plan']>(key.plan);
-  const [perMinute, setPerMinute] = useState(String(key.limits.perMinute));
-  const [perDay, setPerDay] = useState(String(key.limits.perDay));
-  const [label, setLabel] = useState(key.label ?? '');
-  const [customerId, setCustomerId] = useState(key.customerId ?? '');
+  const [values, setValues] = useState<KeyFieldValues>({
+    plan: key.plan,
+    perMinute: String(key.limits.perMinute),
+    perDay: String(key.limits.perDay),
+    label: key.label ?? '',
+    customerId: key.customerId ?? '',
+  });
+  const { plan, perMinute, perDay, label, customerId } = values;
   const limits = plan === 'enterprise' ? limitsOf(perMinute, perDay) : undefined;
   const change: Partial<AdminKeyUpdate> = {
     ...(plan !== key.plan && { plan }),
@@ -192,55 +196,7 @@ function ChangeForm(props: {
       }}
     >
       <h3>Plan, limits, label, customer</h3>
-      <label>
-        Plan
-        <select value={plan} onChange={(event) => setPlan(event.currentTarget.value as AdminKey['plan'])}>
-          {plans.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </label>
-      {plan === 'enterprise' && (
-        <>
-          <label>
-            Requests a minute
-            <input
-              type="number"
-              min={1}
-              max={1_000_000_000}
-              required
-              value={perMinute}
-              onInput={(event) => setPerMinute(event.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Requests a day
-            <input
-              type="number"
-              min={1}
-              max={1_000_000_000}
-              required
-              value={perDay}
-              onInput={(event) => setPerDay(event.currentTarget.value)}
-            />
-          </label>
-        </>
-      )}
-      <label>
-        Label
-        <input value={label} maxLength={200} onInput={(event) => setLabel(event.currentTarget.value)} />
-      </label>
-      <label>
-        Customer
-        <input
-          value={customerId}
-          maxLength={255}
-          spellcheck={false}
-          onInput={(event) => setCustomerId(event.currentTarget.value)}
-        />
-      </label>
+      <KeyFields values={values} onChange={(change) => setValues({ ...values, ...change })} />
       <button type="submit" disabled={props.busy || lines.length === 0}>
         Change…
       </button>

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { count, keyState, limitsText, plans, time } from '../format.js';
 import { go, keyHref, keysHref } from '../route.js';
 import { NoticeLine, useCall, useSigned } from '../ui.js';
+import { PlanSelect } from './key-fields.js';
 
 const pageSize = 25;
 const keyIdPattern = '[0-9a-f]{12}';
@@ -150,17 +151,7 @@ function Filters({ filters }: { filters: ListKeysQuery }) {
   };
   return (
     <form class="filters" onSubmit={apply}>
-      <label>
-        Plan
-        <select name="plan" value={plan} onChange={(event) => setPlan(event.currentTarget.value)}>
-          <option value="">any</option>
-          {plans.map((name) => (
-            <option key={name} value={name}>
-              {name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <PlanSelect value={plan} onChange={setPlan} any="any" />
       <label>
         Customer
         <input
