@@ -96,25 +96,40 @@ export function Confirm(props: {
   );
 }
 
-/** A secret shown once, with a button that copies it. */
+/**
+ * A secret shown once, with a button that copies it. A page that is not a secure context (plain http to
+ * anything but loopback) has no clipboard to write to: there the field selects itself for a copy by hand.
+ */
 export function SecretOnce({ secret, label }: { secret: string; label: string }) {
   const [copied, setCopied] = useState(false);
+  const clipboard = typeof navigator.clipboard?.writeText === 'function';
   return (
     <div class="secret">
       <label>
         {label}
-        <input readOnly value={secret} size={Math.min(secret.length, 60)} spellcheck={false} />
+        <input
+          readOnly
+          value={secret}
+          size={Math.min(secret.length, 60)}
+          spellcheck={false}
+          onFocus={(event) => event.currentTarget.select()}
+        />
       </label>
-      <button
-        type="button"
-        onClick={async () => {
-          await navigator.clipboard.writeText(secret);
-          setCopied(true);
-        }}
-      >
-        {copied ? 'Copied' : 'Copy'}
-      </button>
-      <p>It is shown only now: the service cannot show it again.</p>
+      {clipboard && (
+        <button
+          type="button"
+          onClick={async () => {
+            await navigator.clipboard.writeText(secret);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+      )}
+      <p>
+        It is shown only now: the service cannot show it again.
+        {clipboard ? '' : ' Select it and copy it: this page, not served over https, has no clipboard.'}
+      </p>
     </div>
   );
 }

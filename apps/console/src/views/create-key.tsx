@@ -1,8 +1,11 @@
 // A new key: plan (enterprise with its own limits), label, customer; a confirmation; then its secret, shown
 // once with a copy button. The form's Idempotency-Key is made when the form is and kept until a key is
 // created, so that sending the same form twice (a double click, a retry after a lost answer) creates one.
+// It comes from `uuid`, not crypto.randomUUID, which a browser offers only to a secure context: the admin
+// listener is often reached over plain http on a private address.
 import type { CreatedKey, NewAdminKey } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
+import { v4 as newIdempotencyKey } from 'uuid';
 import { limitsText } from '../format.js';
 import { keyHref } from '../route.js';
 import { Confirm, NoticeLine, SecretOnce, useCall, useSigned } from '../ui.js';
@@ -11,7 +14,7 @@ import { KeyFields, type KeyFieldValues } from './key-fields.js';
 export function CreateKey() {
   const { admin } = useSigned();
   const { busy, notice, run } = useCall();
-  const [idempotencyKey, setIdempotencyKey] = useState(() => crypto.randomUUID());
+  const [idempotencyKey, setIdempotencyKey] = useState(() => newIdempotencyKey());
   const [values, setValues] = useState<KeyFieldValues>({
     plan: 'free',
     perMinute: '',
@@ -35,7 +38,7 @@ export function CreateKey() {
     const answer = await run(() => admin.createKey(key, { idempotencyKey }));
     if (!answer) return;
     setCreated(answer);
-    setIdempotencyKey(crypto.randomUUID());
+    setIdempotencyKey(newIdempotencyKey());
   };
 
   return (

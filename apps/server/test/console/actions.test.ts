@@ -4,7 +4,7 @@
 // expires, a revocation, an unban that ends the 429s of a ban, and a confirmation cancelled by Escape.
 import { createAdminClient } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
-import { call } from '../support/harness.js';
+import { call, launchChromium } from '../support/harness.js';
 import { adminToken, type ConsolePage, checkView, chromium, consoleSuite } from './browser.js';
 
 // Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
@@ -85,6 +85,35 @@ describe.runIf(chromium)('the console, acting', () => {
     expect(keys.keys).toHaveLength(1);
     expect(await page.getByRole('status').getByRole('link').textContent()).toBe(keys.keys[0]?.id);
     await checkView(page, 'create-replayed', ['ERR_CONNECTION_RESET']);
+  });
+
+  it('works from a page that is not a secure context (plain http to a host name): a create, a secret to copy by hand', async () => {
+    // The admin listener reached as an operator often does, over http by a name: the browser then offers
+    // neither crypto.randomUUID nor the clipboard. Chromium resolves the name to the test's server.
+    const browser = await launchChromium(['--host-resolver-rules=MAP console.test 127.0.0.1']);
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+      page.on('pageerror', (error) => problems.push(error.message));
+      const origin = suite.server.adminUrl.replace('127.0.0.1', 'console.test');
+      await page.goto(`${origin}/console/#/new`);
+      expect(await page.evaluate(() => window.isSecureContext)).toBe(false);
+      await page.getByLabel('Admin token').fill(adminToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'New key' }).waitFor();
+      const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/admin/v1/keys'));
+      await page.getByRole('button', { name: 'Create…' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click();
+      expect((await sent).headers()['idempotency-key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-/);
+      const secret = await page.getByLabel('Its secret').inputValue();
+      expect((await pets(secret)).status).toBe(200);
+      expect(await page.getByRole('button', { name: 'Copy' }).count()).toBe(0);
+      expect(await page.locator('.secret').textContent()).toContain('Select it and copy it');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 
   it('moves a key to another plan: the public API’s X-RateLimit-Limit rises', async () => {

@@ -2,6 +2,7 @@
 // the built server as real processes: no request waits past the documented bound whatever the network
 // does, one Idempotency-Key never yields two pets (a stranded transaction cannot commit once its claim was
 // taken over), and repeated Redis blips neither eat a key's quota nor keep shared limits away after a heal.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -253,6 +254,10 @@ describe.runIf(backend !== 'sqlite')(`a partition drill: two instances under loa
     const acknowledged = new Map<string, number>();
     let slowest = 0;
     let running = true;
+    // This process's own stalls (a loaded machine not scheduling it) delay when an answer is read, not
+    // when it was sent: measured, and left out of the bound.
+    const ownStalls = monitorEventLoopDelay({ resolution: 10 });
+    ownStalls.enable();
     const send = async (n: number, path: string, init?: RequestInit) => {
       const answer = await timed(`${servers[n % 2]?.url}${path}`, key, init);
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -291,7 +296,8 @@ describe.runIf(backend !== 'sqlite')(`a partition drill: two instances under loa
 
     expect([...statuses.keys()].filter((s) => ![200, 201, 409, 503].includes(s))).toEqual([]);
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0); // the cut was felt
-    expect(slowest).toBeLessThan(boundMs + slackMs);
+    ownStalls.disable();
+    expect(slowest).toBeLessThan(boundMs + slackMs + ownStalls.max / 1e6);
     const control = new pg.Client({ connectionString: network.control.DATABASE_URL });
     await control.connect();
     cleanups.push(() => control.end());

@@ -218,13 +218,14 @@ describe('connection limits', () => {
         sockets.push(socket);
       });
     const attack = Promise.all(Array.from({ length: 300 }, hold));
-    // A probe every 100 ms from 127.0.0.1, as a load balancer's health check would come.
+    // A probe every 100 ms from 127.0.0.1, as a load balancer's health check would come, with a health
+    // check's timeout (3 s: the storm loads the whole machine, and at 1 s CI saw 2 of 15 probes late).
     const probes: number[] = [];
     while (probes.length < 15) {
       const { text } = await rawRequest(
         server.url,
         `GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`,
-        1_000,
+        3_000,
       );
       probes.push(text.startsWith('HTTP/1.1 200 ') ? 200 : 0);
       await new Promise((r) => setTimeout(r, 100));

@@ -230,9 +230,9 @@ export function parseRaw(text: string) {
 
 /**
  * Headless Chromium (Debian's, found by chromiumPath) driven by playwright-core, with the flags this
- * machine's closed network needs (no background connections, no component updates).
+ * machine's closed network needs (no background connections, no component updates), and any `more`.
  */
-export const launchChromium = () =>
+export const launchChromium = (more: string[] = []) =>
   chromium.launch({
     executablePath: chromiumPath(),
     args: [
@@ -242,6 +242,7 @@ export const launchChromium = () =>
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...more,
     ],
   });
 
