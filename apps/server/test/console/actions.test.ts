@@ -5,7 +5,7 @@
 import { createAdminClient } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
 import { call, launchChromium } from '../support/harness.js';
-import { adminToken, type ConsolePage, checkView, chromium, consoleSuite } from './browser.js';
+import { adminToken, type ConsolePage, checkView, chromium, consoleSuite, recordErrors } from './browser.js';
 
 // Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
 const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600 } } });
@@ -94,8 +94,7 @@ describe.runIf(chromium)('the console, acting', () => {
     try {
       const page = await browser.newPage();
       const problems: string[] = [];
-      page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
-      page.on('pageerror', (error) => problems.push(error.message));
+      recordErrors(page, problems);
       const origin = suite.server.adminUrl.replace('127.0.0.1', 'console.test');
       await page.goto(`${origin}/console/#/new`);
       expect(await page.evaluate(() => window.isSecureContext)).toBe(false);

@@ -53,10 +53,7 @@ export function consoleSuite(options: Parameters<typeof startServer>[0] = {}) {
         page.problems.push(`outside: ${route.request().url()}`);
         return route.abort();
       });
-      page.on('console', (message) => {
-        if (message.type() === 'error') page.problems.push(`console: ${message.text()}`);
-      });
-      page.on('pageerror', (error) => page.problems.push(`page: ${error.message}`));
+      recordErrors(page, page.problems);
       return page;
     },
     /** Opens the console and signs in with the admin token; the keys' list is shown. */
@@ -67,6 +64,14 @@ export function consoleSuite(options: Parameters<typeof startServer>[0] = {}) {
       if (token === adminToken) await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
     },
   };
+}
+
+/** Records into `problems` every console error of the page and every error its scripts throw. */
+export function recordErrors(page: Page, problems: string[]) {
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page: ${error.message}`));
 }
 
 /** The page's serious and critical accessibility violations (axe-core, run in the page by the test driver). */
