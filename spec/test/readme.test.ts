@@ -1,8 +1,8 @@
 // The README works as written: every fenced shell command either runs here (on a throwaway database) or
 // is named below with the reason it does not (it starts the server, needs one, or is the test command).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { tempDatabase, withoutNpxOptions } from '@animal-store/test-support';
@@ -80,4 +80,36 @@ describe('README commands', () => {
       }
     }
   }, 300_000);
+});
+
+describe('the README as a map', () => {
+  const pages = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'));
+  const text = (page: string) => readFileSync(join(root, page), 'utf8');
+  /** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens. */
+  const anchor = (heading: string) =>
+    heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
+  const anchors = (page: string) =>
+    new Set([...text(page).matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1] as string)));
+
+  it('links every page in docs/', () => {
+    const readmeText = text('README.md');
+    expect(pages.length).toBeGreaterThan(10);
+    for (const page of pages) expect(readmeText, page).toContain(`](docs/${page})`);
+  });
+
+  it.each(['README.md', ...pages.map((page) => `docs/${page}`)])(
+    '%s links only to files and headings that exist',
+    (page) => {
+      const links = [...text(page).matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1] as string);
+      for (const link of links.filter((l) => !/^[a-z]+:/.test(l))) {
+        const [path, hash] = link.split('#') as [string, string | undefined];
+        const target = path === '' ? page : join(dirname(page), path);
+        expect(existsSync(join(root, target)), `${page}: ${link}`).toBe(true);
+        if (hash && target.endsWith('.md')) expect(anchors(target), `${page}: ${link}`).toContain(hash);
+      }
+    },
+  );
 });

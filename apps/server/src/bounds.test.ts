@@ -32,7 +32,7 @@ describe('the propagation bound', () => {
     expect(text.match(/within \d+ seconds/g)?.every((s) => s === `within ${propagationText}`)).toBe(true);
   });
 
-  it.each(['README.md', 'docs/keys.md', 'docs/operations.md', 'docs/scaling-out.md'])(
+  it.each(['README.md', 'docs/keys.md', 'docs/scaling-out.md'])(
     '%s says the same number',
     (file) => {
       const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
@@ -61,7 +61,14 @@ describe('the lease and outage bounds', () => {
     expect(page).toContain(sentence);
   });
 
-  it.each(['README.md', 'docs/keys.md', 'docs/operations.md', 'docs/scaling-out.md'])(
+  it.each([
+    'README.md',
+    'docs/keys.md',
+    'docs/scaling-out.md',
+    'docs/failures.md',
+    'docs/observability.md',
+    'docs/running.md',
+  ])(
     '%s states no lease or outage bound of its own (they live in docs/rate-limits.md)',
     (file) => {
       const text = read(file);

@@ -209,7 +209,7 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   await new Promise((r) => setTimeout(r, Math.min(acceptWindowMs, graceMs)));
   // Closed from the check phase, right after a poll phase has accepted what the kernel held. Connections
   // the kernel completes after that poll and before the close are reset by it, unread (how many depends on
-  // the load: docs/operations.md, Shutdown).
+  // the load: docs/running.md, Shutdown).
   await new Promise((r) => setImmediate(r));
   const closed = new Promise<void>((resolve) => {
     NetServer.prototype.close.call(server, () => resolve());

@@ -278,7 +278,7 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
     expect(server.output()).not.toContain('"aborted":true');
     expect(server.output()).not.toContain('request errored'); // readiness failing on purpose is no error
     // The kernel resets the connections it completed but the process had not accepted when the listener
-    // closed (docs/operations.md, Shutdown): counted, not bounded, as a loaded machine decides how many.
+    // closed (docs/running.md, Shutdown): counted, not bounded, as a loaded machine decides how many.
     expect(count('reset')).toBeLessThan(count('answered'));
   });
 });

@@ -67,9 +67,9 @@ describe('the starts in docs/scaling-out.md', () => {
   });
 });
 
-describe('the systemd unit in docs/operations.md', () => {
+describe('the systemd unit in docs/running.md', () => {
   it('its ExecStart is the server: SIGTERM to that PID exits 0 within TimeoutStopSec', async () => {
-    const unit = doc('operations.md');
+    const unit = doc('running.md');
     const execStart = /^ExecStart=(\S+)$/m.exec(unit)?.[1] as string;
     const stopSeconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
     expect(execStart).toMatch(/^\/srv\/animal-store\//);

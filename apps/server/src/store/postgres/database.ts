@@ -123,7 +123,7 @@ const networkMarginMs = 250;
 
 /**
  * The pool's deadlines, all from the statement timeout S, so that no request waits past S + 1 s whatever
- * the network does (docs/operations.md, "Deadlines"). The server enforces S on each statement and lock
+ * the network does (docs/failures.md, "Deadlines"). The server enforces S on each statement and lock
  * wait, and ends a transaction left idle for S (its client cut off: its locks are freed). The client
  * enforces what the server cannot when it cannot be reached: a connection (TCP and start-up) within
  * min(3 s, S), a query's answer within S + networkMarginMs; a connection that missed either is destroyed.

@@ -83,7 +83,7 @@ function explain(path: string, error: NodeJS.ErrnoException): string {
     case 'SQLITE_NOTADB':
       return 'is not an SQLite database; point DATABASE_URL at an Animal Store database, or at a path where a new one can be created';
     case 'SQLITE_CORRUPT':
-      return 'is damaged (SQLite reports corruption); restore it from a backup (docs/operations.md)';
+      return 'is damaged (SQLite reports corruption); restore it from a backup (docs/running.md)';
     case 'SQLITE_BUSY':
     case 'SQLITE_BUSY_SNAPSHOT':
       return 'is locked by another process; stop that process, or point DATABASE_URL elsewhere';
