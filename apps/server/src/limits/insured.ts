@@ -164,6 +164,27 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
   };
 }
 
+/**
+ * What the shared store last said of each window a lease took (its points taken, and its end): the base of
+ * this instance's share while memory stands in. Forgotten as each window ends.
+ */
+function lastSeen(now: () => number, instances: () => number) {
+  const seen = new Map<string, { used: number; resetAt: number }>();
+  return {
+    record: (key: string, { used, resetAt }: { used: number; resetAt: number }) =>
+      void seen.set(key, { used, resetAt }),
+    /** This instance's share of what the window had left when last seen: that over the live instances. */
+    share(key: string, limit: number) {
+      const last = seen.get(key);
+      const used = last && last.resetAt > now() ? last.used : 0;
+      return Math.ceil(Math.max(0, limit - used) / instances());
+    },
+    forgetEnded() {
+      for (const [key, last] of seen) if (last.resetAt <= now()) seen.delete(key);
+    },
+  };
+}
+
 /** The counter store the limiter sees: the shared one's operations, each with its fallback. */
 function fallingBack(
   shared: CounterStore,
@@ -183,16 +204,7 @@ function fallingBack(
   },
 ): CounterStore {
   const { sharedOrMemory, sharedOnly } = calls;
-  /**
-   * What the shared store last said of each window a lease took (its points taken, and its end): the base
-   * of this instance's share while memory stands in. Forgotten as each window ends (sweep).
-   */
-  const seen = new Map<string, { used: number; resetAt: number }>();
-  const share = (key: string, limit: number) => {
-    const last = seen.get(key);
-    const used = last && last.resetAt > now() ? last.used : 0;
-    return Math.ceil(Math.max(0, limit - used) / instances());
-  };
+  const seen = lastSeen(now, instances);
   return {
     take: (key, want, limit, windowMs, lease) =>
       sharedOrMemory(
@@ -203,7 +215,7 @@ function fallingBack(
           const named = lease && shared.undo ? { ...lease, id: lease.id ?? randomUUID() } : lease;
           try {
             const grant = await shared.take(key, want, limit, windowMs, named);
-            if (lease) seen.set(key, { used: grant.used, resetAt: grant.resetAt });
+            if (lease) seen.record(key, grant);
             return { ...grant, epoch: at };
           } catch (error) {
             if (named?.id) undoes.add(key, named.id, at);
@@ -213,7 +225,7 @@ function fallingBack(
         // A lease's window: this instance's share of what was left. Other counts (a key's violations)
         // keep their limit.
         async () => {
-          const own = lease ? share(key, limit) : limit;
+          const own = lease ? seen.share(key, limit) : limit;
           return { ...(await memory.take(key, want, own, windowMs, lease)), epoch: fallbackEpoch };
         },
       ),
@@ -239,7 +251,7 @@ function fallingBack(
       ),
     // The fallback's ended windows, and the shared store's where it does not expire them itself.
     sweep: async () => {
-      for (const [key, last] of seen) if (last.resetAt <= now()) seen.delete(key);
+      seen.forgetEnded();
       return (await memory.sweep()) + (state.down ? 0 : await shared.sweep().catch(() => 0));
     },
     get epoch() {

@@ -2,7 +2,8 @@
 // engines), with the clock and the lease timers moved by hand (vitest's fake timers: Date and setTimeout).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { admittedCount, holdMs, Leases, leaseCoverMs, leaseMs, maxLease, recheckMs } from './leases.js';
+import { admittedCount } from './lease-reports.js';
+import { holdMs, Leases, leaseCoverMs, leaseMs, maxLease, recheckMs } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
 beforeEach(() => {

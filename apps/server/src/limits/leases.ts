@@ -30,6 +30,8 @@
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
+import type { Lease } from './lease.js';
+import { LeaseReports, leasedCountReported } from './lease-reports.js';
 
 /** A lease covers this long of the process's demand on its window. */
 export const leaseCoverMs = 250;
@@ -54,71 +56,11 @@ export const recheckMs = 1_000;
  */
 export type WindowView = { limit: number; remaining: number; resetAt: number };
 
-/** The counter of the points of window `key` that requests used, reported by every process (`report`). */
-export const admittedCount = (key: string) => `admitted:${key}`;
-/**
- * The counter of the points of window `key` that processes of this release leased (`report`), less what
- * they gave back. What the window counts beyond it was taken by processes that report nothing (a release
- * before 2.0, during a rolling upgrade): that is counted as used, never as reserved.
- */
-export const leasedCount = (key: string) => `leased:${key}`;
 /**
  * A take's answer. `heldMs`, on a refusal: points of the window are held in leases for that long at most
  * and may come back then (0: the window is used until it ends).
  */
 export type Taken = WindowView & { admitted: boolean; heldMs: number };
-
-/** Waits until no report to the lease's leased count is on its way (a give-back counts on what it holds). */
-async function leasedCountReported(lease: Lease): Promise<void> {
-  while (lease.reportingLeased) await lease.reportingLeased;
-}
-/** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
-type GiveBack = { points: number; reportedLeased: number; id: string };
-
-type Lease = {
-  limit: number;
-  /** Points granted to this process and not used yet. */
-  left: number;
-  /** The window's points taken in all, as of this process's last take. */
-  used: number;
-  resetAt: number;
-  /** The counter store's epoch of the points in `left` (see CounterStore.epoch). */
-  epoch: number;
-  /** Points used by requests and not yet added to the window's admitted count (see report). */
-  unreported: number;
-  /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
-  owed: number;
-  /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
-  unreportedLeased: number;
-  /**
-   * The report to the leased count on its way, if any: until it answers, its points are neither
-   * unreported nor known to be counted, so a give-back waits for it (#giveBackOf).
-   */
-  reportingLeased?: Promise<void>;
-  /** When the store last granted nothing (the window is exhausted), and when to ask it again. */
-  exhaustedAt?: number;
-  recheckAt: number;
-  /** The store's heldUntil at the last take (CounterStore's Grant). */
-  heldUntil: number;
-  /** The lowest `remaining` this process has answered in the window: no answer says more. */
-  told: number;
-  /** When the last grant came, and the points used since: the demand is measured from them. */
-  grantedAt: number;
-  usedSinceGrant: number;
-  /** When the unused points go back (leaseMs after the last grant), and the timer that does it. */
-  returnAt: number;
-  returner?: NodeJS.Timeout;
-  /**
-   * Points on their way back that the store has not confirmed (it is out, or the answer was lost), with
-   * the give-back's name: retried under that name until it answers, so they count once either way. This
-   * process admits nothing from them meanwhile.
-   */
-  returning?: GiveBack & { epoch: number };
-  /** Points this process used of the window per millisecond, as of its last take. */
-  demandPerMs: number;
-  /** The take in flight, which every request waiting for this window shares. */
-  refill?: Promise<void>;
-};
 
 const leaseSize = (limit: number, used: number, demandPerMs: number) =>
   Math.min(
@@ -135,10 +77,13 @@ export class Leases {
   #released = false;
   /** This process's name as a holder of points (CounterStore.take): another's holds are told apart. */
   readonly #holder = randomUUID();
+  readonly #reports: LeaseReports;
   constructor(
     private readonly store: CounterStore,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.#reports = new LeaseReports(store, this.#holder, now);
+  }
 
   /** Takes one point of the window `key` for a request: from this process's lease, else from a new one. */
   async take(key: string, limit: number, windowMs: number): Promise<Taken> {
@@ -210,72 +155,8 @@ export class Leases {
    * counter that ends with the window. A report that fails is kept for the next one.
    */
   async report(): Promise<void> {
-    await Promise.all([...this.#leases].map(([key, lease]) => this.#report(key, lease)));
+    await Promise.all([...this.#leases].map(([key, lease]) => this.#reports.report(key, lease)));
     await Promise.all(this.#settling);
-  }
-
-  async #report(key: string, lease: Lease): Promise<void> {
-    await this.#add(key, lease, 'owed');
-    await Promise.all([
-      this.#add(admittedCount(key), lease, 'unreported'),
-      this.#add(leasedCount(key), lease, 'unreportedLeased'),
-    ]);
-  }
-
-  /**
-   * Adds the lease's count `which` to the shared counter `counter`, which ends when the window does (a take
-   * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead. Taken as a
-   * lease's take is (named, where the store can lose answers): one that failed but was carried out is
-   * undone when the store answers again, so the next try does not count it twice.
-   */
-  async #add(
-    counter: string,
-    lease: Lease,
-    which: 'unreported' | 'owed' | 'unreportedLeased',
-  ): Promise<void> {
-    const untilEnd = lease.resetAt - this.now();
-    const points = lease[which];
-    if (points <= 0 || untilEnd <= 0 || this.store.epoch === fallbackEpoch) return;
-    lease[which] = 0;
-    const windowEnds = lease.resetAt;
-    const adding = this.store
-      .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.#holder, holdMs: 0 })
-      .then((grant) => grant.epoch !== fallbackEpoch)
-      .catch(() => false)
-      .then((added) => {
-        if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
-        // What a stand-in admitted is now taken in the shared window by this process: leased and used.
-        if (added && which === 'owed') lease.unreportedLeased += points;
-      });
-    if (which !== 'unreportedLeased') return adding;
-    const reporting: Promise<void> = adding.finally(() => {
-      if (lease.reportingLeased === reporting) lease.reportingLeased = undefined;
-    });
-    lease.reportingLeased = reporting;
-    return reporting;
-  }
-
-  /**
-   * A give-back of `points` of the lease: to its window, and off the leased count what was reported as
-   * leased (what is not reported yet is simply not reported). Named, so that it can be sent again.
-   */
-  #giveBackOf(lease: Lease, points: number): GiveBack {
-    const unreported = Math.min(points, lease.unreportedLeased);
-    lease.unreportedLeased -= unreported;
-    return { points, reportedLeased: points - unreported, id: randomUUID() };
-  }
-
-  /** Sends a give-back (again: the store counts each name once). Whether the store took all of it. */
-  async #giveBack(key: string, lease: Lease, back: GiveBack): Promise<boolean> {
-    const sent = await Promise.all([
-      this.store.giveBack(key, back.points, lease.resetAt, back.id),
-      back.reportedLeased > 0 &&
-        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.resetAt, `${back.id}:leased`),
-    ]).then(
-      () => true,
-      () => false,
-    );
-    return sent;
   }
 
   /** Gives every unused point back to the store (a graceful stop), and returns nothing later; failures are ignored. */
@@ -308,11 +189,11 @@ export class Leases {
     if (epoch === fallbackEpoch) return later();
     if (!lease.returning) {
       if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch !== epoch) return;
-      lease.returning = { ...this.#giveBackOf(lease, lease.left), epoch };
+      lease.returning = { ...this.#reports.giveBackOf(lease, lease.left), epoch };
       lease.left = 0;
     }
     const returning = lease.returning;
-    if (await this.#giveBack(key, lease, returning)) {
+    if (await this.#reports.giveBack(key, lease, returning)) {
       if (lease.returning === returning) lease.returning = undefined;
       if (lease.left > 0) later(); // points untaken meanwhile
     } else if (this.#leases.get(key) === lease) later();
@@ -369,8 +250,8 @@ export class Leases {
       const settled = (async () => {
         await leasedCountReported(lease);
         await Promise.all([
-          lease.left > 0 && this.#giveBack(key, lease, this.#giveBackOf(lease, lease.left)),
-          this.#report(key, lease),
+          lease.left > 0 && this.#reports.giveBack(key, lease, this.#reports.giveBackOf(lease, lease.left)),
+          this.#reports.report(key, lease),
         ]);
       })().then(() => {
         this.#settling.delete(settled);
@@ -424,7 +305,7 @@ export class Leases {
         // What a stand-in admitted in this window counts in the shared one before it leases more. A
         // give-back of this process not confirmed yet is sent again beside the take (its points count
         // once): when the take finds the window exhausted, it asks again at once rather than refuse.
-        await this.#add(key, lease, 'owed');
+        await this.#reports.add(key, lease, 'owed');
         const resent = lease.returning ? this.#return(key, lease).then(() => !lease.returning) : undefined;
         // The pace since the last grant (over at least a millisecond); none known before the first.
         if (lease.grantedAt > 0) {

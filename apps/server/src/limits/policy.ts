@@ -8,7 +8,8 @@ import type { Limits } from '../config.js';
 import { type WindowName, windowSeconds } from '../plans.js';
 import { keyBans, keyNames, shortestWaitMs } from './bans.js';
 import type { CounterStore } from './counter-store.js';
-import { admittedCount, Leases, leasedCount, type WindowView } from './leases.js';
+import { admittedCount, leasedCount } from './lease-reports.js';
+import { Leases, type WindowView } from './leases.js';
 
 /** A key's (or an address's) window in a decision: the window as leases.ts sees it, named. */
 export type WindowState = { name: WindowName } & WindowView;
@@ -114,24 +115,13 @@ const state = (name: WindowName, { limit, remaining, resetAt }: WindowView): Win
   resetAt,
 });
 
-export function createRateLimiter(
-  store: CounterStore,
-  options: LimiterOptions,
-  now = () => Date.now(),
-): RateLimiter {
-  const leases = new Leases(store, now);
-  const bans = keyBans(store, options.ban, now);
-  const sweeper = setInterval(() => leases.sweep(), ms('minute'));
-  sweeper.unref();
-  const reporter = setInterval(() => void leases.report(), reportMs);
-  reporter.unref();
-
-  /**
-   * A 429 of the key's windows. While points of a refused window are held in other processes' leases
-   * (`heldMs`), they come back within it: the answer asks no longer a wait, and is not the client's fault
-   * (no violation counted).
-   */
-  async function limited(id: string, states: WindowState[], heldMs: number): Promise<Decision> {
+/**
+ * A 429 of the key's windows. While points of a refused window are held in other processes' leases
+ * (`heldMs`), they come back within it: the answer asks no longer a wait, and is not the client's fault
+ * (no violation counted).
+ */
+function limitedKey(store: CounterStore, bans: ReturnType<typeof keyBans>, now: () => number) {
+  return async (id: string, states: WindowState[], heldMs: number): Promise<Decision> => {
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
@@ -146,7 +136,21 @@ export function createRateLimiter(
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
     const { banMs, started } = await bans.violation(id);
     return refused(states, now(), { banMs, banStarted: started });
-  }
+  };
+}
+
+export function createRateLimiter(
+  store: CounterStore,
+  options: LimiterOptions,
+  now = () => Date.now(),
+): RateLimiter {
+  const leases = new Leases(store, now);
+  const bans = keyBans(store, options.ban, now);
+  const sweeper = setInterval(() => leases.sweep(), ms('minute'));
+  sweeper.unref();
+  const reporter = setInterval(() => void leases.report(), reportMs);
+  reporter.unref();
+  const limited = limitedKey(store, bans, now);
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
     const key = keyNames(subject.id);

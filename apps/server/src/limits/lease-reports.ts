@@ -1,0 +1,95 @@
+// What a process's leases report to the shared counter store, beside the window itself (leases.ts): the points
+// its requests used (the admitted count), the points it leased (the leased count, so that operators read
+// leased points as reserved, not used), what a stand-in admitted while the shared store was out (owed), and
+// the give-backs that take unused points off both. Reports go to the shared store only: while a stand-in
+// answers (Redis out), they wait. Written by hand with leases.ts: docs/decisions.md#leases.
+import { randomUUID } from 'node:crypto';
+import { type CounterStore, fallbackEpoch } from './counter-store.js';
+import type { GiveBack, Lease } from './lease.js';
+
+/** The counter of the points of window `key` that requests used, reported by every process (`report`). */
+export const admittedCount = (key: string) => `admitted:${key}`;
+/**
+ * The counter of the points of window `key` that processes of this release leased (`report`), less what
+ * they gave back. What the window counts beyond it was taken by processes that report nothing (a release
+ * before 2.0, during a rolling upgrade): that is counted as used, never as reserved.
+ */
+export const leasedCount = (key: string) => `leased:${key}`;
+
+/** Waits until no report to the lease's leased count is on its way (a give-back counts on what it holds). */
+export async function leasedCountReported(lease: Lease): Promise<void> {
+  while (lease.reportingLeased) await lease.reportingLeased;
+}
+
+export class LeaseReports {
+  constructor(
+    private readonly store: CounterStore,
+    /** The process's name as a holder of points (CounterStore.take). */
+    private readonly holder: string,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Adds what the lease's requests used since its last report to the window's admitted count, what it
+   * leased to the leased count, and first what a stand-in admitted (owed) to the window itself.
+   */
+  async report(key: string, lease: Lease): Promise<void> {
+    await this.add(key, lease, 'owed');
+    await Promise.all([
+      this.add(admittedCount(key), lease, 'unreported'),
+      this.add(leasedCount(key), lease, 'unreportedLeased'),
+    ]);
+  }
+
+  /**
+   * Adds the lease's count `which` to the shared counter `counter`, which ends when the window does (a take
+   * of no limit starts it). Kept for the next try when it fails or a stand-in answers instead. Taken as a
+   * lease's take is (named, where the store can lose answers): one that failed but was carried out is
+   * undone when the store answers again, so the next try does not count it twice.
+   */
+  async add(counter: string, lease: Lease, which: 'unreported' | 'owed' | 'unreportedLeased'): Promise<void> {
+    const untilEnd = lease.resetAt - this.now();
+    const points = lease[which];
+    if (points <= 0 || untilEnd <= 0 || this.store.epoch === fallbackEpoch) return;
+    lease[which] = 0;
+    const windowEnds = lease.resetAt;
+    const adding = this.store
+      .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.holder, holdMs: 0 })
+      .then((grant) => grant.epoch !== fallbackEpoch)
+      .catch(() => false)
+      .then((added) => {
+        if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
+        // What a stand-in admitted is now taken in the shared window by this process: leased and used.
+        if (added && which === 'owed') lease.unreportedLeased += points;
+      });
+    if (which !== 'unreportedLeased') return adding;
+    const reporting: Promise<void> = adding.finally(() => {
+      if (lease.reportingLeased === reporting) lease.reportingLeased = undefined;
+    });
+    lease.reportingLeased = reporting;
+    return reporting;
+  }
+
+  /**
+   * A give-back of `points` of the lease: to its window, and off the leased count what was reported as
+   * leased (what is not reported yet is simply not reported). Named, so that it can be sent again.
+   */
+  giveBackOf(lease: Lease, points: number): GiveBack {
+    const unreported = Math.min(points, lease.unreportedLeased);
+    lease.unreportedLeased -= unreported;
+    return { points, reportedLeased: points - unreported, id: randomUUID() };
+  }
+
+  /** Sends a give-back (again: the store counts each name once). Whether the store took all of it. */
+  async giveBack(key: string, lease: Lease, back: GiveBack): Promise<boolean> {
+    const sent = await Promise.all([
+      this.store.giveBack(key, back.points, lease.resetAt, back.id),
+      back.reportedLeased > 0 &&
+        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.resetAt, `${back.id}:leased`),
+    ]).then(
+      () => true,
+      () => false,
+    );
+    return sent;
+  }
+}
