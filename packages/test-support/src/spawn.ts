@@ -1,7 +1,8 @@
 // A child process for tests: started, its output collected, awaited until it prints that it is ready,
 // and stopped with SIGTERM (its whole process group, as tools like Prism start helpers).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 
 export type Spawned = {
@@ -11,6 +12,22 @@ export type Spawned = {
   /** SIGTERM, then the exit code (null when killed by a signal). */
   stop: () => Promise<number | null>;
 };
+
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
+
+/**
+ * `command` with `args`, set to be killed (SIGKILL) when this process dies: a test worker killed mid-run (a
+ * run cancelled, a worker that timed out) leaves no server behind, where its own `stop` never ran. Linux's
+ * parent-death signal, set by util-linux's `setpriv`, which then executes the command itself: the child's
+ * pid and signals are the command's own. Where there is no setpriv, the command as it is.
+ */
+export function tiedToThisProcess(command: string, args: string[]): [string, string[]] {
+  return setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', command, ...args]] : [command, args];
+}
+
+/** `spawn`, the child tied to this process (tiedToThisProcess). */
+export const spawnTied = (command: string, args: string[], options: SpawnOptions): ChildProcess =>
+  spawn(...tiedToThisProcess(command, args), options);
 
 export async function spawnUntilReady(
   command: string,
@@ -22,7 +39,7 @@ export async function spawnUntilReady(
     cwd?: string;
   },
 ): Promise<Spawned> {
-  const child = spawn(command, args, {
+  const child = spawnTied(command, args, {
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

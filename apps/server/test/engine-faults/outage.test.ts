@@ -1,9 +1,8 @@
 // Backend outages, for real: PostgreSQL cut off mid-run (a TCP relay between the service and the real
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort, toolFor, untilListening } from '@animal-store/test-support';
+import { freePort, spawnTied, toolFor, untilListening } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -196,7 +195,7 @@ async function privateRedis() {
   const redisServer = toolFor('the Redis outage suites', 'redis-server') as string;
   const port = await freePort();
   const start = async () => {
-    const child = spawn(
+    const child = spawnTied(
       redisServer,
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       {

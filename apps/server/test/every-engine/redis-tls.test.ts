@@ -1,11 +1,18 @@
 // rediss:// with a password, for real: a redis-server of the test's own serving TLS only, with a certificate
 // from a CA of the test's own that the service trusts through NODE_EXTRA_CA_CERTS (as docs/scaling-out.md
 // tells operators of a private CA), and `requirepass`.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createKey, enterprise, freePort, toolFor, untilListening } from '@animal-store/test-support';
+import {
+  createKey,
+  enterprise,
+  freePort,
+  spawnTied,
+  toolFor,
+  untilListening,
+} from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, redisTopology } from '../support/backends.js';
@@ -79,7 +86,7 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
       const files = certificates(dir);
       const port = await freePort();
       const password = 'tls-test-password-4f1c';
-      const redis = spawn(
+      const redis = spawnTied(
         'redis-server',
         [
           ...[

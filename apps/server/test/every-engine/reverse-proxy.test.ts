@@ -1,12 +1,12 @@
 // Two instances behind a real reverse proxy (Debian's nginx, on a free port): with TRUST_PROXY in each of
 // its documented forms (a name, a hop count, an address list, true), the per-address limit sees each
 // client's address (from X-Forwarded-For), not the proxy's.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, toolFor } from '@animal-store/test-support';
+import { freePort, spawnTied, toolFor } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../support/backends.js';
 import { freshStore, type ServerProcess, startProcess } from '../support/harness.js';
@@ -66,7 +66,7 @@ http {
 }
 `,
       );
-      nginx = spawn(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+      nginx = spawnTied(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
       for (let i = 0; i < 50; i++) {
         try {
           await from('127.0.0.1');

@@ -1,13 +1,13 @@
 // The shipped Prometheus rules (deploy/prometheus/), with Prometheus's own tools: `promtool check rules`,
 // `promtool test rules` with a test for every alert, and a real Prometheus scraping a running instance
 // whose Redis is then stopped, which raises AnimalStoreRateLimitsPerInstance from the shipped file as it is.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { freePort, spawnUntilReady, toolFor, untilListening } from '@animal-store/test-support';
+import { freePort, spawnTied, spawnUntilReady, toolFor, untilListening } from '@animal-store/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freshStore, processesStoppedAfterEach } from '../support/harness.js';
 
@@ -42,7 +42,7 @@ describe.runIf(promtool)('the Prometheus rules', () => {
 
   it('a real Prometheus raises AnimalStoreRateLimitsPerInstance once the instance’s Redis is stopped', async () => {
     const redisPort = await freePort();
-    const redis = spawn(
+    const redis = spawnTied(
       toolFor('the live alert', 'redis-server') as string,
       ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: 'ignore' },

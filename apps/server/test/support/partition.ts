@@ -9,12 +9,12 @@
 //
 // Needs root (ip netns), iproute2, Debian's PostgreSQL programs (initdb, pg_ctl) with a postgres user, and
 // redis-server; without them the suites that use it are skipped with one line (under CI, they fail).
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onPath } from '@animal-store/test-support';
+import { onPath, spawnTied } from '@animal-store/test-support';
 import type { TestStore } from './backends.js';
 
 /** Debian's PostgreSQL programs (initdb, pg_ctl), for a cluster of the test's own. */
@@ -179,7 +179,7 @@ export async function partitionableStores(instances: number): Promise<Partitiona
 
     // Redis, on every address of the namespace and on a unix socket in the folder; nothing on disk.
     const redisSocket = join(folder, 'redis.sock');
-    const redis: ChildProcess = spawn(
+    const redis: ChildProcess = spawnTied(
       'ip',
       [
         'netns',

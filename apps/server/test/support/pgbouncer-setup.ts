@@ -2,12 +2,12 @@
 // transaction mode on TEST_PGBOUNCER_PORT, in front of the machine's PostgreSQL, configured as
 // docs/scaling-out.md tells operators to (test/support/pgbouncer.ts), stopped after the project. PgBouncer refuses
 // to run as root: as root it runs as the postgres user, in a temporary folder of its own.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { untilListening } from '@animal-store/test-support';
+import { spawnTied, untilListening } from '@animal-store/test-support';
 import { pgbouncerIni } from './pgbouncer.js';
 
 const idOf = (flag: '-u' | '-g', user: string) =>
@@ -25,7 +25,7 @@ export default async function setup() {
     pgbouncerIni({ port, host: server.hostname, serverPort: Number(server.port || 5432), dir }),
   );
   const asRoot = process.getuid?.() === 0;
-  const bouncer = spawn(process.env.TEST_PGBOUNCER_BIN ?? 'pgbouncer', [ini], {
+  const bouncer = spawnTied(process.env.TEST_PGBOUNCER_BIN ?? 'pgbouncer', [ini], {
     stdio: 'ignore',
     ...(asRoot && { uid: idOf('-u', 'postgres'), gid: idOf('-g', 'postgres') }),
   });

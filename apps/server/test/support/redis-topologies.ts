@@ -2,13 +2,14 @@
 // watched by three Sentinels, and a Cluster of three primaries with a replica each. Every process runs in a
 // temporary folder of its own, keeps nothing on disk but what Redis needs (a Sentinel's configuration, a
 // Cluster node's nodes.conf), and is killed by `stop`.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 
 const run = promisify(execFile);
@@ -70,7 +71,7 @@ function processes(dir: string) {
   return {
     started,
     async start(port: number, args: string[]): Promise<Node> {
-      const child = spawn(
+      const child = spawnTied(
         'redis-server',
         [
           ...args,
