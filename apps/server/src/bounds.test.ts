@@ -32,15 +32,12 @@ describe('the propagation bound', () => {
     expect(text.match(/within \d+ seconds/g)?.every((s) => s === `within ${propagationText}`)).toBe(true);
   });
 
-  it.each(['README.md', 'docs/keys.md', 'docs/scaling-out.md'])(
-    '%s says the same number',
-    (file) => {
-      const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
-      expect(promises.length).toBeGreaterThan(0);
-      for (const promise of promises)
-        expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
-    },
-  );
+  it.each(['README.md', 'docs/keys.md', 'docs/scaling-out.md'])('%s says the same number', (file) => {
+    const promises = read(file).match(/within \d+ (?:s|seconds)\b/g) ?? [];
+    expect(promises.length).toBeGreaterThan(0);
+    for (const promise of promises)
+      expect(promise).toMatch(new RegExp(`within ${propagationMs / 1000} (s|seconds)$`));
+  });
 });
 
 describe('the lease and outage bounds', () => {
@@ -68,18 +65,15 @@ describe('the lease and outage bounds', () => {
     'docs/failures.md',
     'docs/observability.md',
     'docs/running.md',
-  ])(
-    '%s states no lease or outage bound of its own (they live in docs/rate-limits.md)',
-    (file) => {
-      const text = read(file);
-      expect(text).not.toMatch(/at most 100\b|N times a key's quota|up to N/);
-      for (const ms of text.match(/\b\d+ ms\b/g) ?? []) {
-        // any lease figure a page repeats is the code's
-        if (/lease|give/.test(text.slice(text.indexOf(ms) - 80, text.indexOf(ms) + 10))) {
-          expect([`${leaseMs} ms`, `${leaseCoverMs} ms`]).toContain(ms);
-        }
+  ])('%s states no lease or outage bound of its own (they live in docs/rate-limits.md)', (file) => {
+    const text = read(file);
+    expect(text).not.toMatch(/at most 100\b|N times a key's quota|up to N/);
+    for (const ms of text.match(/\b\d+ ms\b/g) ?? []) {
+      // any lease figure a page repeats is the code's
+      if (/lease|give/.test(text.slice(text.indexOf(ms) - 80, text.indexOf(ms) + 10))) {
+        expect([`${leaseMs} ms`, `${leaseCoverMs} ms`]).toContain(ms);
       }
-      expect(text).toContain('rate-limits.md');
-    },
-  );
+    }
+    expect(text).toContain('rate-limits.md');
+  });
 });
