@@ -11,7 +11,10 @@ import type { Logger } from 'pino';
 import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
 import { instanceLiveMs, insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
-import type { FailoverListener } from './failovers.js';
+import type { FailoverListener, PrimaryAddress } from './failovers.js';
+
+/** How long a connection may take to move to a new primary after a failover before it is made again. */
+const moveMs = 2_000;
 
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
@@ -176,31 +179,69 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
 /**
  * The connection as the insurance watches it, with Sentinel failovers in between (failovers.ts). While the
  * Sentinels fail the primary over, the counters stay off Redis: the old primary would take counts the new
- * one never sees. ioredis's failoverDetector moves the connection to the new primary at the same
- * +switch-master, and its 'ready' shares the counters again; when the connection is already there (it got
- * the news first), it is shared again at once. After a failover that never ended (the hold ran out), a
- * connection still up is made again, to wherever the Sentinels say. The listeners are an EventEmitter's.
+ * one never sees. After +switch-master they are shared again only once the connection is on the new primary:
+ * ioredis's failoverDetector moves it at the same message, and until it has, the old primary still answers
+ * a ping (as a replica) but refuses every write. When the connection is already there (it got the news
+ * first), they are shared again at once; when it has not moved within `moveMs`, it is made again, to
+ * wherever the Sentinels say. So is a connection still up after a failover that never ended (the hold ran
+ * out). The listeners are an EventEmitter's.
  */
 function failoverGate(redis: RedisClient) {
   let failingOver = false;
+  /** The primary the Sentinels named, until the connection is on it. */
+  let movingTo: PrimaryAddress | undefined;
+  let moveTimer: NodeJS.Timeout | undefined;
+  const onNewPrimary = () => {
+    if (!movingTo) return true;
+    const stream = 'stream' in redis ? redis.stream : undefined;
+    const host = stream?.remoteAddress?.replace(/^::ffff:/, '');
+    return stream?.remotePort === movingTo.port && host === movingTo.host;
+  };
+  const moved = () => {
+    movingTo = undefined;
+    clearTimeout(moveTimer);
+  };
   const events = new EventEmitter<{ lost: [reason: string, planned?: boolean]; ready: [] }>();
   redis.on('close', () => events.emit('lost', 'connection closed'));
   redis.on('error', (error: Error) => events.emit('lost', error.message));
-  redis.on('ready', () => failingOver || events.emit('ready'));
+  redis.on('ready', () => {
+    if (failingOver || !onNewPrimary()) return;
+    moved();
+    events.emit('ready');
+  });
   const failover: FailoverListener = {
     started() {
       failingOver = true;
+      moved();
       events.emit('lost', 'the Sentinels are failing the primary over', true);
     },
-    ended(newPrimaryPort) {
+    ended(newPrimary) {
       failingOver = false;
-      if (redis.status !== 'ready') return; // its 'ready' will say when it is back
-      const port = 'stream' in redis ? redis.stream?.remotePort : undefined;
-      if (newPrimaryPort !== undefined && port === newPrimaryPort) events.emit('ready');
-      else if (newPrimaryPort === undefined) redis.disconnect(true);
+      if (!newPrimary) {
+        if (redis.status === 'ready') redis.disconnect(true);
+        return;
+      }
+      movingTo = newPrimary;
+      if (redis.status === 'ready' && onNewPrimary()) {
+        moved();
+        events.emit('ready');
+        return;
+      }
+      // Not moved by ioredis in time (a primary the Sentinels name by another address than the one
+      // connected to, or a message it missed): reconnected, so ioredis asks the Sentinels where it is.
+      moveTimer = setTimeout(() => {
+        if (!movingTo) return;
+        moved();
+        redis.disconnect(true);
+      }, moveMs);
+      moveTimer.unref();
     },
   };
-  return { events, failover, connected: () => !failingOver && redis.status === 'ready' };
+  return {
+    events,
+    failover,
+    connected: () => !failingOver && redis.status === 'ready' && onNewPrimary(),
+  };
 }
 
 /**

@@ -14,8 +14,10 @@ import type { RedisAddress } from '../../config.js';
 export const failoverHoldMs = 10_000;
 
 type SentinelAddress = Extract<RedisAddress, { topology: 'sentinel' }>;
-/** `ended` is given the new primary's port when the Sentinels named it (+switch-master), else nothing. */
-export type FailoverListener = { started(): void; ended(newPrimaryPort?: number): void };
+/** Where the Sentinels say the primary now is (+switch-master). */
+export type PrimaryAddress = { host: string; port: number };
+/** `ended` is given the new primary when the Sentinels named it (+switch-master), else nothing. */
+export type FailoverListener = { started(): void; ended(newPrimary?: PrimaryAddress): void };
 
 /**
  * Subscribes to every Sentinel (each reconnecting by itself); calls `started` when one begins a failover
@@ -36,11 +38,11 @@ export async function watchFailovers(address: SentinelAddress, on: FailoverListe
       }) as Redis,
   );
   let hold: NodeJS.Timeout | undefined;
-  const end = (newPrimaryPort?: number) => {
+  const end = (newPrimary?: PrimaryAddress) => {
     if (!hold) return;
     clearTimeout(hold);
     hold = undefined;
-    on.ended(newPrimaryPort);
+    on.ended(newPrimary);
   };
   for (const subscriber of subscribers) {
     subscriber.on('error', () => {}); // a Sentinel down is one voice fewer; the others still speak
@@ -55,7 +57,8 @@ export async function watchFailovers(address: SentinelAddress, on: FailoverListe
         hold = setTimeout(() => end(), failoverHoldMs);
         hold.unref();
       } else if (channel === '+switch-master') {
-        end(Number(message.split(' ')[4])); // "<primary> <old ip> <old port> <new ip> <new port>"
+        const [, , , host = '', port] = message.split(' '); // "<primary> <old ip> <old port> <new ip> <new port>"
+        end({ host, port: Number(port) });
       } else {
         end();
       }
