@@ -49,10 +49,10 @@ export type TestStore = {
 
 /**
  * The PostgreSQL connections each test server's pool may hold (at 10, the default, 66 tests of a second
- * run beside one failed with "too many clients already"). Measured with every project running (each
- * connection names its suite: application_name below), a run still peaked at 73 connections: three files
- * at once, each of a few servers and processes, and PgBouncer's own. Two runs need a max_connections of
- * about 160, not the default 100 (README).
+ * run beside one failed with "too many clients already"). Each connection names its suite
+ * (application_name below): with PgBouncer's idle server connections closed after a second
+ * (pgbouncer.ts), two full runs side by side peaked at 31 connections between them (one alone had
+ * peaked at 71, most of them PgBouncer's idle ones).
  */
 const testPoolSize = '3';
 
