@@ -1,4 +1,4 @@
-// `pnpm bench [--duration s] [--connections n] [--scenario text] [--profile] [--backend postgres|postgres+redis]`: the real
+// `pnpm bench` (options: `usage` below, or `pnpm bench --help`): the real
 // server (built from this tree, with validation, rate limiting and logging on; also with OpenTelemetry on,
 // every trace and a tenth of them, exporting to a collector here that keeps nothing) against what a user would
 // pick instead for the same job (the usual Express stack, src/usual-express.ts; a Fastify stack,
@@ -27,16 +27,43 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { summarise } from './profile-summary.js';
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '1' },
-    profile: { type: 'boolean', default: false },
-    backend: { type: 'string', multiple: true, default: [] },
-    scenario: { type: 'string', multiple: true, default: [] },
-  },
-});
+const usage = `Usage: pnpm bench [options]
+
+  --duration <s>        seconds each contestant is driven, per round (default 10)
+  --connections <n>     autocannon connections (default 10)
+  --rounds <n>          rounds of every contestant in turn; figures are medians (default 1)
+  --scenario <text>     keep the scenarios whose name contains it (repeatable)
+  --backend <engine>    postgres or postgres+redis, measured beside SQLite (repeatable)
+  --profile             run the server under --cpu-prof, with a summary beside each profile
+  -h, --help            this text
+
+Results: the tables printed, and bench-results/<timestamp>.json. What each figure means: docs/performance.md.
+`;
+
+/** The options, or a clean exit: --help prints the usage (0); a bad option one line and the usage (2). */
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        duration: { type: 'string', default: '10' },
+        connections: { type: 'string', default: '10' },
+        rounds: { type: 'string', default: '1' },
+        profile: { type: 'boolean', default: false },
+        backend: { type: 'string', multiple: true, default: [] },
+        scenario: { type: 'string', multiple: true, default: [] },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    process.stderr.write(`pnpm bench: ${(error as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+}
+const values = options();
+if (values.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 const only = values.scenario as string[];
 const backends = values.backend as string[];
 for (const b of backends) {
