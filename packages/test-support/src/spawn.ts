@@ -16,18 +16,15 @@ export type Spawned = {
 const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((path) => existsSync(path));
 
 /**
- * `command` with `args`, set to be killed (SIGKILL) when this process dies: a test worker killed mid-run (a
- * run cancelled, a worker that timed out) leaves no server behind, where its own `stop` never ran. Linux's
+ * `spawn`, the child set to be killed (SIGKILL) when this process dies: a test worker killed mid-run (a run
+ * cancelled, a worker that timed out) leaves no server behind, where its own `stop` never ran. Linux's
  * parent-death signal, set by util-linux's `setpriv`, which then executes the command itself: the child's
  * pid and signals are the command's own. Where there is no setpriv, the command as it is.
  */
-export function tiedToThisProcess(command: string, args: string[]): [string, string[]] {
-  return setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', command, ...args]] : [command, args];
-}
-
-/** `spawn`, the child tied to this process (tiedToThisProcess). */
 export const spawnTied = (command: string, args: string[], options: SpawnOptions): ChildProcess =>
-  spawn(...tiedToThisProcess(command, args), options);
+  setpriv
+    ? spawn(setpriv, ['--pdeathsig', 'SIGKILL', '--', command, ...args], options)
+    : spawn(command, args, options);
 
 export async function spawnUntilReady(
   command: string,

@@ -18,7 +18,7 @@ export type Lease = {
   unreportedLeased: number;
   /**
    * The report to the leased count on its way, if any: until it answers, its points are neither
-   * unreported nor known to be counted, so a give-back waits for it (#giveBackOf).
+   * unreported nor known to be counted, so a give-back waits for it (leasedCountReported).
    */
   reportingLeased?: Promise<void>;
   /** When the store last granted nothing (the window is exhausted), and when to ask it again. */

@@ -201,14 +201,19 @@ function failoverGate(redis: RedisClient) {
     movingTo = undefined;
     clearTimeout(moveTimer);
   };
+  /** Up, and on the primary the Sentinels named (when a failover named one), outside a failover. */
+  const there = () => !failingOver && redis.status === 'ready' && onNewPrimary();
   const events = new EventEmitter<{ lost: [reason: string, planned?: boolean]; ready: [] }>();
-  redis.on('close', () => events.emit('lost', 'connection closed'));
-  redis.on('error', (error: Error) => events.emit('lost', error.message));
-  redis.on('ready', () => {
-    if (failingOver || !onNewPrimary()) return;
+  /** Shares the counters again, when the connection is there; whether it did. */
+  const shareIfThere = () => {
+    if (!there()) return false;
     moved();
     events.emit('ready');
-  });
+    return true;
+  };
+  redis.on('close', () => events.emit('lost', 'connection closed'));
+  redis.on('error', (error: Error) => events.emit('lost', error.message));
+  redis.on('ready', shareIfThere);
   const failover: FailoverListener = {
     started() {
       failingOver = true;
@@ -222,26 +227,18 @@ function failoverGate(redis: RedisClient) {
         return;
       }
       movingTo = newPrimary;
-      if (redis.status === 'ready' && onNewPrimary()) {
-        moved();
-        events.emit('ready');
-        return;
-      }
+      if (shareIfThere()) return;
       // Not moved by ioredis in time (a primary the Sentinels name by another address than the one
       // connected to, or a message it missed): reconnected, so ioredis asks the Sentinels where it is.
+      // Cleared when the connection gets there first (moved).
       moveTimer = setTimeout(() => {
-        if (!movingTo) return;
         moved();
         redis.disconnect(true);
       }, moveMs);
       moveTimer.unref();
     },
   };
-  return {
-    events,
-    failover,
-    connected: () => !failingOver && redis.status === 'ready' && onNewPrimary(),
-  };
+  return { events, failover, connected: there };
 }
 
 /**
