@@ -31,7 +31,7 @@ export type Lease = {
   /** When the last grant came, and the points used since: the demand is measured from them. */
   grantedAt: number;
   usedSinceGrant: number;
-  /** When the unused points go back (leaseMs after the last grant), and the timer that does it. */
+  /** When the unused points go back (the lease's length after the last grant), and the timer that does it. */
   returnAt: number;
   returner?: NodeJS.Timeout;
   /**
@@ -42,6 +42,8 @@ export type Lease = {
   returning?: GiveBack & { epoch: number };
   /** Points this process used of the window per millisecond, as of its last take. */
   demandPerMs: number;
+  /** Points the other processes took of the window per millisecond between this process's last two takes. */
+  othersPerMs?: number;
   /** The take in flight, which every request waiting for this window shares. */
   refill?: Promise<void>;
 };

@@ -3,7 +3,17 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import { admittedCount } from './lease-reports.js';
-import { holdMs, Leases, leaseCoverMs, leaseMs, maxLease, recheckMs } from './leases.js';
+import {
+  farLeases,
+  holdMs,
+  Leases,
+  leaseCoverMs,
+  leaseMs,
+  longCoverMs,
+  longLeaseMs,
+  maxLease,
+  recheckMs,
+} from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
 beforeEach(() => {
@@ -66,9 +76,10 @@ describe('Leases', () => {
   it('sizes leases to demand: a busy window asks the store a few times a second, a quiet one takes single points', async () => {
     const busy = setup();
     const one = busy.leases();
-    // 20 requests a millisecond for 5 s: leases grow to cover leaseCoverMs of it (5,000 points).
+    // 20 requests a millisecond for 5 s: leases grow to cover leaseCoverMs of it (5,000 points). The
+    // window's 600,000 would not last farLeases long leases at that pace: they stay short.
     for (let i = 0; i < 100_000; i++) {
-      await one.take('minute:k', 1e12, 60_000);
+      await one.take('minute:k', 600_000, 60_000);
       if (i % 20 === 19) await busy.clock.advance(1);
     }
     expect(Math.max(...busy.asked)).toBeLessThanOrEqual(20 * leaseCoverMs * 1.1);
@@ -79,14 +90,64 @@ describe('Leases', () => {
     const fast = flood.leases();
     for (let i = 0; i < 60_000; i++) await fast.take('minute:k', 1e12, 60_000);
     expect(Math.max(...flood.asked)).toBe(maxLease);
-    // a request every second: nothing to lease ahead, each take is the request's own point
+    // a request every 5 s: less than one in a long lease's cover, each take is the request's own point
     const quiet = setup();
     const slow = quiet.leases();
     for (let i = 0; i < 5; i++) {
       await slow.take('minute:k', 1e12, 60_000);
-      await quiet.clock.advance(1_000);
+      await quiet.clock.advance(5_000);
     }
     expect(quiet.asked).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('far from the limit, leases cover longCoverMs of the demand: a busy key asks the store about once a second or less', async () => {
+    const { clock, store, asked, leases } = setup();
+    let grantedAt = 0;
+    const take = store.take;
+    store.take = (...args) => take(...args).finally(() => (grantedAt = clock.now()));
+    const one = leases();
+    // 2 requests a millisecond for 20 s, of a window that would last far longer at that pace
+    for (let i = 0; i < 40_000; i++) {
+      await one.take('minute:k', 1e12, 60_000);
+      if (i % 2 === 1) await clock.advance(1);
+    }
+    expect(Math.max(...asked)).toBeGreaterThanOrEqual(2 * longCoverMs);
+    expect(Math.max(...asked)).toBeLessThanOrEqual(2 * longCoverMs * 1.1);
+    expect(asked.length).toBeLessThan(12); // short leases (250 ms of the demand): 80 takes
+    // Idle now: the lease's unused points go back longLeaseMs after its grant, not before.
+    const held = (await store.read('minute:k')).used - 40_000;
+    expect(held).toBeGreaterThan(0);
+    await clock.advance(grantedAt + longLeaseMs - clock.now() - 1);
+    expect((await store.read('minute:k')).used).toBe(40_000 + held);
+    await clock.advance(1);
+    expect((await store.read('minute:k')).used).toBe(40_000);
+  });
+
+  it('near the limit, leases are short again: when the window runs out, a refusal elsewhere asks at most holdMs', async () => {
+    const { clock, store, leases } = setup();
+    const holds: { left: number; holdMs: number }[] = []; // each lease's hold, and what the window had left
+    const take = store.take;
+    store.take = async (key, want, limit, windowMs, lease) => {
+      const left = limit - (await store.read(key)).used;
+      if (lease?.holdMs) holds.push({ left, holdMs: lease.holdMs });
+      return take(key, want, limit, windowMs, lease);
+    };
+    const [a, b] = [leases(), leases()];
+    // A request every 20 ms from A: long leases while what is left would last farLeases of them at that
+    // pace (8 × 4 s × 0.05 a millisecond = 1,600), short ones after
+    let admitted = 0;
+    for (let i = 0; i < 4_100; i++) {
+      if ((await a.take('minute:k', 4_000, 120_000)).admitted) admitted++;
+      await clock.advance(20);
+    }
+    expect(admitted).toBe(4_000);
+    const long = holds.filter((h) => h.holdMs > holdMs);
+    expect(long.length).toBeGreaterThan(0);
+    expect(Math.min(...long.map((h) => h.left))).toBeGreaterThanOrEqual(farLeases * longLeaseMs * 0.05);
+    // A's last leases were short: their holds have ended, and the window is used
+    const refused = await b.take('minute:k', 4_000, 120_000);
+    expect(refused).toMatchObject({ admitted: false, remaining: 0 });
+    expect(refused.heldMs).toBeLessThanOrEqual(holdMs);
   });
 
   it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {

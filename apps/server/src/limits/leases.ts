@@ -16,6 +16,11 @@
 //   than an eighth of what the window had left at the last take (near the limit every take is a single
 //   point), nor than `maxLease`. So a busy key asks the store a few times a second whatever its traffic,
 //   and a quiet one takes single points: exact, and nothing held.
+// - Far from the window's end a lease is long (`longLeaseMs`, covering `longCoverMs` of the demand): while what
+//   the window has left would last `farLeases` long leases at the pace every process takes it, no process
+//   can be refused while a long lease is out, unless that pace grows that much within one. So a busy key
+//   far from its limit asks the store about once a second or less, and near the limit leases are short
+//   again, so that a refusal while points are held elsewhere asks at most holdMs.
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
 //   used, so it never claims what another process holds; it never rises between this process's answers
@@ -43,6 +48,15 @@ export const leaseMs = 500;
  * while a hold runs.
  */
 export const holdMs = 1_000;
+/**
+ * A lease taken far from its window's end (see leaseTerms) covers this long of the demand, and its unused
+ * points go back `longLeaseMs` after its grant (a steady demand uses it up first); its hold lasts as much
+ * longer as a short one's.
+ */
+export const longCoverMs = 3_000;
+export const longLeaseMs = 4_000;
+/** Far from the window's end: what it has left would last this many long leases at its pace. */
+export const farLeases = 8;
 /** The most points one lease holds, whatever the demand: a crash under-admits by at most this many. */
 export const maxLease = 10_000;
 /** How many times one take may go round (see take) before its request fails. */
@@ -62,12 +76,25 @@ export type WindowView = { limit: number; remaining: number; resetAt: number };
  */
 export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
-const leaseSize = (limit: number, used: number, demandPerMs: number) =>
-  Math.min(
+/**
+ * The next lease of the window: long while what the window had left at the last take would last farLeases
+ * long leases at its pace (this process's demand, and what the others took between its last two takes;
+ * unknown before its second take in the window: short), else short. Its
+ * size is the process's demand over the lease's cover, one point while that is unknown, an eighth of what
+ * is left at most; a single point is used at once, so only a lease is held.
+ */
+function leaseTerms(limit: number, lease: Lease) {
+  const left = limit - lease.used;
+  const pacePerMs = (lease.othersPerMs ?? Number.POSITIVE_INFINITY) + lease.demandPerMs;
+  const long = left >= farLeases * longLeaseMs * pacePerMs;
+  const want = Math.min(
     maxLease,
-    Math.max(1, Math.floor((limit - used) / 8)),
-    Math.max(1, Math.ceil(demandPerMs * leaseCoverMs)),
+    Math.max(1, Math.floor(left / 8)),
+    Math.max(1, Math.ceil(lease.demandPerMs * (long ? longCoverMs : leaseCoverMs))),
   );
+  const lengthMs = long ? longLeaseMs : leaseMs;
+  return { want, lengthMs, holdMs: want > 1 ? lengthMs + holdMs - leaseMs : 0 };
+}
 
 export class Leases {
   readonly #leases = new Map<string, Lease>();
@@ -311,17 +338,22 @@ export class Leases {
         if (lease.grantedAt > 0) {
           lease.demandPerMs = lease.usedSinceGrant / Math.max(1, this.now() - lease.grantedAt);
         }
-        const want = leaseSize(limit, lease.used, lease.demandPerMs);
-        // One point is used at once by the request that asked: only a lease is held.
-        const grant = await this.store.take(key, want, limit, windowMs, {
+        const terms = leaseTerms(limit, lease);
+        const grant = await this.store.take(key, terms.want, limit, windowMs, {
           holder: this.#holder,
-          holdMs: want > 1 ? holdMs : 0,
+          holdMs: terms.holdMs,
         });
+        const at = this.now();
         lease.epoch = grant.epoch ?? 0;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it).
         // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
-        const sameWindow = lease.resetAt > this.now();
+        const sameWindow = lease.resetAt > at;
+        // The other processes' pace: what they took of the window since this process's last take.
+        lease.othersPerMs =
+          sameWindow && lease.grantedAt > 0
+            ? Math.max(0, grant.used - grant.granted - lease.used) / Math.max(1, at - lease.grantedAt)
+            : undefined;
         lease.left = (sameWindow ? lease.left : 0) + grant.granted;
         if (!sameWindow) {
           lease.unreported = 0;
@@ -333,14 +365,13 @@ export class Leases {
         lease.used = grant.used;
         lease.resetAt = grant.resetAt;
         lease.heldUntil = grant.heldUntil;
-        const at = this.now();
         const exhausted = grant.granted === 0 && !(resent && (await resent));
         lease.exhaustedAt = exhausted ? at : undefined;
         lease.recheckAt = grant.heldUntil > at ? grant.heldUntil : at + recheckMs;
         lease.grantedAt = at;
         lease.usedSinceGrant = 0;
         if (grant.granted > 0) {
-          lease.returnAt = at + leaseMs;
+          lease.returnAt = at + terms.lengthMs;
           this.#returnLater(key, lease);
         }
       } finally {

@@ -145,6 +145,19 @@ describe(`counters on ${engine}`, () => {
     expect(await counters.take('minute:o', 1, 8, 60_000, b)).toMatchObject({ granted: 1, heldUntil: 0 });
   });
 
+  it("holds of different lengths: a short lease's grant never shortens a long lease's hold, its own or another's", async () => {
+    const long = { holder: 'process-a', holdMs: 3_000 };
+    const short = { holder: 'process-b', holdMs: 200 };
+    await counters.take('minute:p', 3, 8, 60_000, long);
+    await counters.take('minute:p', 3, 8, 60_000, short);
+    await counters.take('minute:p', 1, 8, 60_000, { ...long, holdMs: 200 }); // its own, shorter
+    await sleep(400); // both short holds have ended; the long one runs
+    const nothing = await take('minute:p', 5, 8, 60_000);
+    expect(nothing.granted).toBe(1);
+    expect(nothing.heldUntil - Date.now()).toBeGreaterThan(2_000);
+    expect(nothing.heldUntil - Date.now()).toBeLessThanOrEqual(3_000);
+  });
+
   it.runIf(engine === 'postgres+redis')(
     'undo: a named take carried out is undone once (its points back), and one undone before it arrives grants nothing',
     async () => {

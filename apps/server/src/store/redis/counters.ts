@@ -29,8 +29,9 @@ const takeRecordMs = 60_000;
 // hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
 // hold ms, holder, the take's name ('' for none). Returns granted, used, ms until the window ends, ms until
 // the hold of other holders ends (0: none). A new window forgets the old one's hold; a grant's hold ends
-// holdMs after it (every instance holds alike: the latest ends last). A named take whose record exists was
-// undone before it arrived: it grants nothing. Six commands for a lease's take (three before holds).
+// holdMs after it at least, and a shorter hold never shortens a longer one (leases last as long as their
+// pace allows: limits/leases.ts). A named take whose record exists was undone before it arrived: it grants
+// nothing. Seven commands for a lease's take (three before holds).
 const take = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
@@ -38,10 +39,12 @@ local fresh = ttl <= 0
 local hold = tonumber(ARGV[4])
 local holder = ARGV[5]
 local by = false
+local holdLeft = 0
 if fresh then
   used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2])
 else
   by = redis.call('GET', KEYS[2])
+  if by then holdLeft = math.max(0, redis.call('PTTL', KEYS[2])) end
 end
 local granted = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
 if ARGV[6] ~= '' and redis.call('SET', KEYS[3], granted, 'NX', 'GET', 'PX', ${takeRecordMs}) then granted = 0 end
@@ -49,11 +52,12 @@ if granted > 0 then
   if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
   if hold > 0 then
     if by and by ~= holder then by = '${severalHolders}' else by = holder end
-    redis.call('SET', KEYS[2], by, 'PX', hold)
+    holdLeft = math.max(holdLeft, hold)
+    redis.call('SET', KEYS[2], by, 'PX', holdLeft)
   end
 end
 local held = 0
-if by and by ~= holder then held = math.max(0, redis.call('PTTL', KEYS[2])) end
+if by and by ~= holder then held = holdLeft end
 return {granted, used + granted, ttl, held}`;
 
 /**
