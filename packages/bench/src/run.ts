@@ -108,7 +108,7 @@ if (backends.includes('postgres+redis') && !redisUrl) {
 /** `redis-cli` on the bench's Redis: its answer, or undefined when it does not answer. */
 function redisCli(...args: string[]): string | undefined {
   try {
-    return execFileSync('redis-cli', ['-u', redisUrl, ...args], { encoding: 'utf8' });
+    return execFileSync('redis-cli', ['-u', redisUrl, ...args], { encoding: 'utf8', stdio: 'pipe' });
   } catch {
     return undefined;
   }
@@ -122,6 +122,10 @@ const redisCommands = () =>
     (sum, m) => sum + Number(m[1]),
     0,
   );
+const redisCost = (commands: number, requests: number, wallMs: number) => ({
+  redisCommandsPerRequest: commands / requests,
+  redisCommandsPerSecond: (commands * 1000) / wallMs,
+});
 /** PostgreSQL transactions on the bench's database so far (pg_stat_database, flushed within a second). */
 async function postgresTransactions(): Promise<number> {
   await new Promise((r) => setTimeout(r, 1_100));
@@ -302,6 +306,8 @@ type Measure = {
   coresBusy: { target: number; generator: number };
   /** What one request cost the shared stores: Redis commands, PostgreSQL transactions (on those engines). */
   redisCommandsPerRequest?: number;
+  /** The same commands per second of the run: a busy key's cost is mostly a rate in time (leases). */
+  redisCommandsPerSecond?: number;
   postgresTransactionsPerRequest?: number;
 };
 const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
@@ -326,6 +332,7 @@ const medianOf = (all: Measure[]): Measure => ({
   },
   ...(all[0]?.redisCommandsPerRequest !== undefined && {
     redisCommandsPerRequest: median(all.map((x) => x.redisCommandsPerRequest as number)),
+    redisCommandsPerSecond: median(all.map((x) => x.redisCommandsPerSecond as number)),
   }),
   ...(all[0]?.postgresTransactionsPerRequest !== undefined && {
     postgresTransactionsPerRequest: median(all.map((x) => x.postgresTransactionsPerRequest as number)),
@@ -369,7 +376,7 @@ for (const scenario of scenarios) {
         errors: result.errors,
         cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
         coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
-        ...(onRedis && { redisCommandsPerRequest: redisCommands() / result.requests.total }),
+        ...(onRedis && redisCost(redisCommands(), result.requests.total, performance.now() - wallBefore)),
         ...(onPostgres && {
           postgresTransactionsPerRequest:
             ((await postgresTransactions()) - transactionsBefore) / result.requests.total,
@@ -479,12 +486,12 @@ const lines = [
   ...(backends.length
     ? [
         '',
-        `| scenario | ${backends.map((b) => `${b} PostgreSQL transactions / request`).join(' | ')}${backends.includes('postgres+redis') ? " | postgres+redis Redis commands / request (scripts' own commands counted) |" : ' |'}`,
+        `| scenario | ${backends.map((b) => `${b} PostgreSQL transactions / request`).join(' | ')}${backends.includes('postgres+redis') ? " | postgres+redis Redis commands / request, and / s (scripts' own commands counted) |" : ' |'}`,
         `|---|${backends.map(() => '---|').join('')}${backends.includes('postgres+redis') ? '---|' : ''}`,
         ...rows.map((row) => {
           const per = backends.map((b) => fixed(m(row, b).postgresTransactionsPerRequest ?? Number.NaN, 3));
           const redis = backends.includes('postgres+redis')
-            ? ` ${fixed(m(row, 'postgres+redis').redisCommandsPerRequest ?? Number.NaN, 4)} |`
+            ? ` ${fixed(m(row, 'postgres+redis').redisCommandsPerRequest ?? Number.NaN, 4)}, ${fixed(m(row, 'postgres+redis').redisCommandsPerSecond ?? Number.NaN, 1)} |`
             : '';
           return `| ${row.scenario} | ${per.join(' | ')} |${redis}`;
         }),
