@@ -42,8 +42,11 @@ export type Lease = {
   returning?: GiveBack & { epoch: number };
   /** Points this process used of the window per millisecond, as of its last take. */
   demandPerMs: number;
-  /** Points the other processes took of the window per millisecond between this process's last two takes. */
-  othersPerMs?: number;
+  /**
+   * The fastest the window was taken (points per millisecond, by every process) between two of this
+   * process's takes in it; unknown before its second.
+   */
+  peakPacePerMs?: number;
   /** The take in flight, which every request waiting for this window shares. */
   refill?: Promise<void>;
 };

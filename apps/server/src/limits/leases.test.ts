@@ -150,6 +150,32 @@ describe('Leases', () => {
     expect(refused.heldMs).toBeLessThanOrEqual(holdMs);
   });
 
+  it('a pause does not make a busy window look far from its end: after one, a refusal still asks at most holdMs', async () => {
+    const { clock, leases } = setup();
+    const [a, b] = [leases(), leases()];
+    const burst = async (p: Leases, n: number) => {
+      for (let i = 0; i < n; i++) {
+        await p.take('minute:k', 1_000, 60_000);
+        await clock.advance(1);
+      }
+    };
+    // bursts of 25 in turn at a request a millisecond, then ten seconds of nothing
+    for (let round = 0; round < 4; round++) {
+      await burst(a, 25);
+      await burst(b, 25);
+    }
+    await clock.advance(10_000);
+    // A's next take sees a slow pace since its last one (the pause); then B uses the window up at once
+    await burst(a, 1);
+    const refusals: number[] = [];
+    for (let i = 0; i < 1_000; i++) {
+      const taken = await b.take('minute:k', 1_000, 60_000);
+      if (!taken.admitted) refusals.push(taken.heldMs);
+    }
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(Math.max(...refusals)).toBeLessThanOrEqual(holdMs);
+  });
+
   it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {
     const { leases } = setup();
     const processes = [leases(), leases(), leases()];

@@ -16,11 +16,12 @@
 //   than an eighth of what the window had left at the last take (near the limit every take is a single
 //   point), nor than `maxLease`. So a busy key asks the store a few times a second whatever its traffic,
 //   and a quiet one takes single points: exact, and nothing held.
-// - Far from the window's end a lease is long (`longLeaseMs`, covering `longCoverMs` of the demand): while what
-//   the window has left would last `farLeases` long leases at the pace every process takes it, no process
-//   can be refused while a long lease is out, unless that pace grows that much within one. So a busy key
-//   far from its limit asks the store about once a second or less, and near the limit leases are short
-//   again, so that a refusal while points are held elsewhere asks at most holdMs.
+// - Far from the window's end a lease is long (`longLeaseMs`, covering `longCoverMs` of the demand): while
+//   what the window has left would last `farLeases` long leases at the fastest pace every process took it
+//   in the window, no process can be refused while a long lease is out, unless that pace grows that much
+//   within one (a pause does not lower it). So a busy key far from its limit asks the store about once a second
+//   or less, and near the limit leases are short again, so that a refusal while points are held elsewhere
+//   asks at most holdMs.
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
 //   used, so it never claims what another process holds; it never rises between this process's answers
@@ -78,14 +79,14 @@ export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
 /**
  * The next lease of the window: long while what the window had left at the last take would last farLeases
- * long leases at its pace (this process's demand, and what the others took between its last two takes;
- * unknown before its second take in the window: short), else short. Its
+ * long leases at its pace (the fastest seen between two of this process's takes in the window, or its
+ * demand now; unknown before its second take in the window: short), else short. Its
  * size is the process's demand over the lease's cover, one point while that is unknown, an eighth of what
  * is left at most; a single point is used at once, so only a lease is held.
  */
 function leaseTerms(limit: number, lease: Lease) {
   const left = limit - lease.used;
-  const pacePerMs = (lease.othersPerMs ?? Number.POSITIVE_INFINITY) + lease.demandPerMs;
+  const pacePerMs = Math.max(lease.peakPacePerMs ?? Number.POSITIVE_INFINITY, lease.demandPerMs);
   const long = left >= farLeases * longLeaseMs * pacePerMs;
   const want = Math.min(
     maxLease,
@@ -349,10 +350,13 @@ export class Leases {
         // (what the ended one admitted and did not report ended with it).
         // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
         const sameWindow = lease.resetAt > at;
-        // The other processes' pace: what they took of the window since this process's last take.
-        lease.othersPerMs =
+        // The window's pace since this process's last take: what the others took, and its own demand. The
+        // fastest of the window is kept: after a pause the window is as busy as it was before it.
+        const others =
+          Math.max(0, grant.used - grant.granted - lease.used) / Math.max(1, at - lease.grantedAt);
+        lease.peakPacePerMs =
           sameWindow && lease.grantedAt > 0
-            ? Math.max(0, grant.used - grant.granted - lease.used) / Math.max(1, at - lease.grantedAt)
+            ? Math.max(lease.peakPacePerMs ?? 0, others + lease.demandPerMs)
             : undefined;
         lease.left = (sameWindow ? lease.left : 0) + grant.granted;
         if (!sameWindow) {
