@@ -176,6 +176,24 @@ describe('Leases', () => {
     expect(Math.max(...refusals)).toBeLessThanOrEqual(holdMs);
   });
 
+  it("two busy processes on one window both take long leases far from its end: the other's takes do not read as a rush", async () => {
+    const { clock, store, leases } = setup();
+    const long: string[] = []; // the holder of each long lease
+    const take = store.take;
+    store.take = (key, want, limit, windowMs, lease) => {
+      if (lease && lease.holdMs > holdMs) long.push(lease.holder);
+      return take(key, want, limit, windowMs, lease);
+    };
+    const [a, b] = [leases(), leases()];
+    // A request every millisecond, to each in turn, for 20 s, of a day of 100,000 (far: 8 long leases at
+    // this pace are 32,000). Each one's leases land between the other's takes, a quarter second's worth.
+    for (let i = 0; i < 20_000; i++) {
+      await (i % 2 ? b : a).take('day:k', 100_000, 86_400_000);
+      await clock.advance(1);
+    }
+    expect(new Set(long).size).toBe(2);
+  });
+
   it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {
     const { leases } = setup();
     const processes = [leases(), leases(), leases()];

@@ -351,9 +351,11 @@ export class Leases {
         // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
         const sameWindow = lease.resetAt > at;
         // The window's pace since this process's last take: what the others took, and its own demand. The
-        // fastest of the window is kept: after a pause the window is as busy as it was before it.
+        // fastest of the window is kept: after a pause the window is as busy as it was before it. What the
+        // others took is leases, each of a quarter second of their demand at least: over less time, one
+        // lease landing between two takes of this process would read as a rush.
         const others =
-          Math.max(0, grant.used - grant.granted - lease.used) / Math.max(1, at - lease.grantedAt);
+          Math.max(0, grant.used - grant.granted - lease.used) / Math.max(leaseCoverMs, at - lease.grantedAt);
         lease.peakPacePerMs =
           sameWindow && lease.grantedAt > 0
             ? Math.max(lease.peakPacePerMs ?? 0, others + lease.demandPerMs)
