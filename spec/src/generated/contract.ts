@@ -1,6 +1,6 @@
 // Generated from openapi/ by scripts/generate.ts. Do not edit: run `pnpm generate`.
 
-export const interfaceVersion = "2.1.0" as const;
+export const interfaceVersion = "2.2.0" as const;
 
 export const servers = {
   "production": "https://api.animal-store.example/v1",
