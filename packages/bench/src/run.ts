@@ -238,7 +238,6 @@ const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', profiles] : []
 const server = await start('server', [...serverFlags, ...profile, serverMain]);
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
-const redisWorkers = 'postgres+redis WORKERS=2';
 const peers = [await start('usual Express', [usualExpressMain]), await start('Fastify', [fastifyMain])];
 // A collector for the traced server: an OTLP/HTTP endpoint that takes every export and keeps nothing.
 const collector = createHttpServer((req, res) => {
@@ -262,6 +261,8 @@ const extra: Target[] = [
     OTEL_TRACES_SAMPLER_ARG: '0.1',
   }),
 ];
+/** The server with WORKERS=2 on PostgreSQL + Redis: each worker takes its own leases and pings Redis. */
+const redisWorkers = 'postgres+redis WORKERS=2';
 for (const b of backends) {
   headersOf.set(b, headersOf.get('postgres') as string);
   const env: Record<string, string> = {
@@ -270,8 +271,7 @@ for (const b of backends) {
   };
   extra.push(await start(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
   if (b === 'postgres+redis') {
-    // Each worker takes its own leases of the busy key and pings Redis on its own: the cost of WORKERS=2.
-    headersOf.set(redisWorkers, headersOf.get('postgres') as string);
+    headersOf.set(redisWorkers, headersOf.get(b) as string);
     extra.push(await start(redisWorkers, [...serverFlags, serverMain], { ...env, WORKERS: '2' }));
   }
 }

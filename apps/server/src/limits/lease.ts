@@ -31,7 +31,7 @@ export type Lease = {
   /** When the last grant came, and the points used since: the demand is measured from them. */
   grantedAt: number;
   usedSinceGrant: number;
-  /** When the unused points go back (the lease's length after the last grant), and the timer that does it. */
+  /** When the unused points go back (the lease's length after its last grant), and the timer doing it. */
   returnAt: number;
   returner?: NodeJS.Timeout;
   /**

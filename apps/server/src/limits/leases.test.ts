@@ -32,14 +32,19 @@ function setup() {
   };
   const inner = memoryCounters(clock.now);
   const asked: number[] = []; // the size of each lease asked for
+  /** Each take as the store answered it: when, its hold and holder, and what the window had left before. */
+  const takes: { at: number; holdMs: number; holder?: string; left: number }[] = [];
   const store: CounterStore = {
     ...inner,
-    take: (key, want, ...rest) => {
+    take: async (key, want, limit, windowMs, lease) => {
       asked.push(want);
-      return inner.take(key, want, ...rest);
+      const grant = await inner.take(key, want, limit, windowMs, lease);
+      const left = limit - (grant.used - grant.granted);
+      takes.push({ at: clock.now(), holdMs: lease?.holdMs ?? 0, holder: lease?.holder, left });
+      return grant;
     },
   };
-  return { clock, store, asked, leases: () => new Leases(store, clock.now) };
+  return { clock, store, asked, takes, leases: () => new Leases(store, clock.now) };
 }
 
 const takeAll = (leases: Leases, n: number, limit: number) =>
@@ -101,10 +106,7 @@ describe('Leases', () => {
   });
 
   it('far from the limit, leases cover longCoverMs of the demand: a busy key asks the store about once a second or less', async () => {
-    const { clock, store, asked, leases } = setup();
-    let grantedAt = 0;
-    const take = store.take;
-    store.take = (...args) => take(...args).finally(() => (grantedAt = clock.now()));
+    const { clock, store, asked, takes, leases } = setup();
     const one = leases();
     // 2 requests a millisecond for 20 s, of a window that would last far longer at that pace
     for (let i = 0; i < 40_000; i++) {
@@ -117,6 +119,7 @@ describe('Leases', () => {
     // Idle now: the lease's unused points go back longLeaseMs after its grant, not before.
     const held = (await store.read('minute:k')).used - 40_000;
     expect(held).toBeGreaterThan(0);
+    const grantedAt = takes.at(-1)?.at ?? 0;
     await clock.advance(grantedAt + longLeaseMs - clock.now() - 1);
     expect((await store.read('minute:k')).used).toBe(40_000 + held);
     await clock.advance(1);
@@ -124,14 +127,7 @@ describe('Leases', () => {
   });
 
   it('near the limit, leases are short again: when the window runs out, a refusal elsewhere asks at most holdMs', async () => {
-    const { clock, store, leases } = setup();
-    const holds: { left: number; holdMs: number }[] = []; // each lease's hold, and what the window had left
-    const take = store.take;
-    store.take = async (key, want, limit, windowMs, lease) => {
-      const left = limit - (await store.read(key)).used;
-      if (lease?.holdMs) holds.push({ left, holdMs: lease.holdMs });
-      return take(key, want, limit, windowMs, lease);
-    };
+    const { clock, takes, leases } = setup();
     const [a, b] = [leases(), leases()];
     // A request every 20 ms from A: long leases while what is left would last farLeases of them at that
     // pace (8 × 4 s × 0.05 a millisecond = 1,600), short ones after
@@ -141,7 +137,7 @@ describe('Leases', () => {
       await clock.advance(20);
     }
     expect(admitted).toBe(4_000);
-    const long = holds.filter((h) => h.holdMs > holdMs);
+    const long = takes.filter((t) => t.holdMs > holdMs); // each lease's hold, and what the window had left
     expect(long.length).toBeGreaterThan(0);
     expect(Math.min(...long.map((h) => h.left))).toBeGreaterThanOrEqual(farLeases * longLeaseMs * 0.05);
     // A's last leases were short: their holds have ended, and the window is used
@@ -177,13 +173,7 @@ describe('Leases', () => {
   });
 
   it("two busy processes on one window both take long leases far from its end: the other's takes do not read as a rush", async () => {
-    const { clock, store, leases } = setup();
-    const long: string[] = []; // the holder of each long lease
-    const take = store.take;
-    store.take = (key, want, limit, windowMs, lease) => {
-      if (lease && lease.holdMs > holdMs) long.push(lease.holder);
-      return take(key, want, limit, windowMs, lease);
-    };
+    const { clock, takes, leases } = setup();
     const [a, b] = [leases(), leases()];
     // A request every millisecond, to each in turn, for 20 s, of a day of 100,000 (far: 8 long leases at
     // this pace are 32,000). Each one's leases land between the other's takes, a quarter second's worth.
@@ -191,7 +181,8 @@ describe('Leases', () => {
       await (i % 2 ? b : a).take('day:k', 100_000, 86_400_000);
       await clock.advance(1);
     }
-    expect(new Set(long).size).toBe(2);
+    const longLeaseHolders = takes.filter((t) => t.holdMs > holdMs).map((t) => t.holder);
+    expect(new Set(longLeaseHolders).size).toBe(2);
   });
 
   it('never admits more than the limit across processes sharing a store, and under-admits by at most their leases', async () => {

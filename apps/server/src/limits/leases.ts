@@ -19,9 +19,9 @@
 // - Far from the window's end a lease is long (`longLeaseMs`, covering `longCoverMs` of the demand): while
 //   what the window has left would last `farLeases` long leases at the fastest pace every process took it
 //   in the window, no process can be refused while a long lease is out, unless that pace grows that much
-//   within one (a pause does not lower it). So a busy key far from its limit asks the store about once a second
-//   or less, and near the limit leases are short again, so that a refusal while points are held elsewhere
-//   asks at most holdMs.
+//   within one (a pause does not lower it). So a busy key far from its limit asks the store about once a
+//   second or less, and near the limit leases are short again, so that a refusal while points are held
+//   elsewhere asks at most holdMs.
 // - `remaining` is exact with one process: the store's count with this process's unused points given back.
 //   With several it is as of this process's last take, and counts the other processes' unused leases as
 //   used, so it never claims what another process holds; it never rises between this process's answers
@@ -80,9 +80,9 @@ export type Taken = WindowView & { admitted: boolean; heldMs: number };
 /**
  * The next lease of the window: long while what the window had left at the last take would last farLeases
  * long leases at its pace (the fastest seen between two of this process's takes in the window, or its
- * demand now; unknown before its second take in the window: short), else short. Its
- * size is the process's demand over the lease's cover, one point while that is unknown, an eighth of what
- * is left at most; a single point is used at once, so only a lease is held.
+ * demand now; unknown before its second take in the window: short), else short. Its size is the process's
+ * demand over the lease's cover, one point while that is unknown, an eighth of what is left at most; a
+ * single point is used at once, so only a lease is held.
  */
 function leaseTerms(limit: number, lease: Lease) {
   const left = limit - lease.used;
@@ -354,11 +354,11 @@ export class Leases {
         // fastest of the window is kept: after a pause the window is as busy as it was before it. What the
         // others took is leases, each of a quarter second of their demand at least: over less time, one
         // lease landing between two takes of this process would read as a rush.
-        const others =
+        const othersPerMs = () =>
           Math.max(0, grant.used - grant.granted - lease.used) / Math.max(leaseCoverMs, at - lease.grantedAt);
         lease.peakPacePerMs =
           sameWindow && lease.grantedAt > 0
-            ? Math.max(lease.peakPacePerMs ?? 0, others + lease.demandPerMs)
+            ? Math.max(lease.peakPacePerMs ?? 0, othersPerMs() + lease.demandPerMs)
             : undefined;
         lease.left = (sameWindow ? lease.left : 0) + grant.granted;
         if (!sameWindow) {
