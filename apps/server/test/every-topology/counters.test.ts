@@ -63,6 +63,15 @@ describe(`counters on ${engine}`, () => {
     expect(await counters.take('minute:c', 10, 6, 60_000)).toMatchObject({ granted: 4, used: 6 });
   });
 
+  it('counts a named give-back once, however often it is sent (a retry after a lost or partial answer)', async () => {
+    const grant = await counters.take('minute:named', 6, 6, 60_000);
+    await counters.giveBack('minute:named', 4, grant.resetAt, 'back-1');
+    await counters.giveBack('minute:named', 4, grant.resetAt, 'back-1');
+    await Promise.all([1, 2, 3].map(() => counters.giveBack('minute:named', 1, grant.resetAt, 'back-2')));
+    expect(await counters.read('minute:named')).toMatchObject({ used: 1 });
+    expect(await counters.take('minute:named', 10, 6, 60_000)).toMatchObject({ granted: 5, used: 6 });
+  });
+
   it('keeps a mark (a ban) until it ends or is deleted', async () => {
     expect(await counters.endsAt('ban:d')).toBe(0);
     await counters.mark('ban:d', 60_000);

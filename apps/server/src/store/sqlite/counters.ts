@@ -47,6 +47,15 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
   const giveBack = db.prepare<{ key: string; points: number; resetAt: number }>(
     'UPDATE rate_limits SET points = max(0, points - @points) WHERE key = @key AND expire = @resetAt',
   );
+  // Named: a row `back:<id>` (ending with the window, swept as windows are) records it, and a give-back
+  // whose row exists (sent again after a failed or partial answer) changes nothing, as on PostgreSQL and
+  // Redis. Both statements in one transaction: a lock wait retries the whole of it.
+  const recordBack = db.prepare<{ name: string; resetAt: number }>(
+    'INSERT INTO rate_limits (key, points, expire) VALUES (@name, 0, @resetAt) ON CONFLICT (key) DO NOTHING',
+  );
+  const namedGiveBack = db.transaction((key: string, points: number, resetAt: number, id: string) => {
+    if (recordBack.run({ name: `back:${id}`, resetAt }).changes === 1) giveBack.run({ key, points, resetAt });
+  });
   const read = db.prepare<[string, number], { points: number; expire: number }>(
     'SELECT points, expire FROM rate_limits WHERE key = ? AND expire > ?',
   );
@@ -72,8 +81,9 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
         holdMs: lease?.holdMs ?? 0,
       }) as Awaited<ReturnType<CounterStore['take']>>;
     },
-    async giveBack(key, points, resetAt) {
-      giveBack.run({ key, points, resetAt });
+    async giveBack(key, points, resetAt, id) {
+      if (id === undefined) giveBack.run({ key, points, resetAt });
+      else namedGiveBack.immediate(key, points, resetAt, id);
     },
     async read(key) {
       const row = read.get(key, now());
