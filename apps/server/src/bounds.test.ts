@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { propagationMs, propagationText } from './bounds.js';
 import { banCacheMs } from './limits/ban-cache.js';
+import { shortestWaitMs } from './limits/bans.js';
 import { instanceLiveMs, instancesCountMs } from './limits/insured.js';
 import { holdMs, leaseCoverMs, leaseMs, maxLease } from './limits/leases.js';
 import { reportMs } from './limits/policy.js';
@@ -49,7 +50,7 @@ describe('the lease and outage bounds', () => {
     ['a lease holds at most', `never more than ${number(maxLease)} points`],
     ['a lease lasts', `**Length: ${leaseMs} ms.**`],
     ['the store holds a window for', `held_ for ${number(holdMs)} ms from each grant`],
-    ['a refusal while held asks at most', `asks a wait of at most ${holdMs / 1000} s`],
+    ['a refusal while held asks', `asks a wait of ${shortestWaitMs / 1000} s (\`Retry-After: 1\`)`],
     [
       'the instances are counted every',
       `counted every ${instancesCountMs / 1000} s while Redis answers; a crashed instance\nstops counting within ${instanceLiveMs / 1000} s`,

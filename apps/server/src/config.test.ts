@@ -15,7 +15,7 @@ describe('loadConfig', () => {
       redis: undefined,
       logLevel: 'info',
       production: false,
-      limits: { ban: { threshold: 10, seconds: 900 }, anonymousPerMinute: 30 },
+      limits: { ban: { threshold: 10, seconds: 900, graceSeconds: 5 }, anonymousPerMinute: 30 },
       connections: {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,

@@ -25,6 +25,7 @@ const schema = z.object({
   NODE_ENV: z.enum(['production', 'development', 'test']).default('development'),
   RATE_LIMIT_BAN_THRESHOLD: integer(10, 1, 1_000_000),
   RATE_LIMIT_BAN_SECONDS: integer(900, 1, 86_400 * 30),
+  RATE_LIMIT_BAN_GRACE_SECONDS: integer(5, 0, 3_600),
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: integer(30, 1, 1_000_000),
   SHUTDOWN_GRACE_SECONDS: integer(10, 0, 600),
   // Express's 'trust proxy' setting: which proxies may set X-Forwarded-For (the per-address limit uses it).
@@ -139,7 +140,14 @@ export const variableDefaults: Record<string, string | undefined> = Object.fromE
   }),
 );
 
-export type Limits = { ban: { threshold: number; seconds: number }; anonymousPerMinute: number };
+export type Limits = {
+  /**
+   * A key is banned for `seconds` past `threshold` refusals counted within a minute; refusals within
+   * `graceSeconds` of the first an instance answered for the key's refusal count none (policy.ts).
+   */
+  ban: { threshold: number; seconds: number; graceSeconds: number };
+  anonymousPerMinute: number;
+};
 
 /** How the HTTP server bounds what clients can hold (see server.ts). */
 export type ConnectionLimits = {
@@ -278,7 +286,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
     limits: {
-      ban: { threshold: e.RATE_LIMIT_BAN_THRESHOLD, seconds: e.RATE_LIMIT_BAN_SECONDS },
+      ban: {
+        threshold: e.RATE_LIMIT_BAN_THRESHOLD,
+        seconds: e.RATE_LIMIT_BAN_SECONDS,
+        graceSeconds: e.RATE_LIMIT_BAN_GRACE_SECONDS,
+      },
       anonymousPerMinute: e.RATE_LIMIT_ANONYMOUS_PER_MINUTE,
     },
     connections: {

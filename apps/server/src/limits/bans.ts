@@ -18,8 +18,50 @@ export const keyNames = (id: string) => ({
   newTerms: `new-terms:${id}`,
 });
 
+/**
+ * Where each key's refusal began in this process, for the ban's grace: a pool of obedient clients meets
+ * one refusal each when the window runs out (the requests in flight then, and those told a wait of 1 s
+ * while points were held elsewhere), all within a moment of the first; a client that keeps sending
+ * meets refusals long after it. So a refusal counts toward a ban only `graceMs` or more after the first
+ * this process answered for the key, while the wait that first one told still runs. In memory: each
+ * process judges the refusals it answers (a pool spread over instances gets at least the grace on each),
+ * and it costs no store call. No limiter library tells a pool from a client that ignores Retry-After.
+ * Written by hand: docs/decisions.md#bans.
+ */
+export class Refusals {
+  readonly #since = new Map<string, { since: number; until: number }>();
+  constructor(
+    private readonly graceMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Records a refusal of `id` telling a wait of `waitMs`; whether it came past the grace of its refusal. */
+  pastGrace(id: string, waitMs: number): boolean {
+    const at = this.now();
+    const seen = this.#since.get(id);
+    if (!seen || seen.until <= at) {
+      this.#since.set(id, { since: at, until: at + waitMs });
+      return this.graceMs === 0;
+    }
+    seen.until = Math.max(seen.until, at + waitMs);
+    return at - seen.since >= this.graceMs;
+  }
+
+  /** A key's terms changed or it was unbanned: a refusal after it begins anew. */
+  forget(id: string): void {
+    this.#since.delete(id);
+  }
+
+  /** Forgets refusals whose waits have ended (memory stays bounded by the keys refused now). */
+  sweep(): void {
+    const at = this.now();
+    for (const [id, seen] of this.#since) if (seen.until <= at) this.#since.delete(id);
+  }
+}
+
 export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => number) {
   const banCache = new BanCache(now);
+  const refusals = new Refusals(ban.graceSeconds * 1000, now);
 
   /** The ban of record, read from the store (remembered); while it cannot say, the bans already seen. */
   async function confirm(id: string): Promise<number> {
@@ -54,24 +96,32 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       return { banMs, atMostMs: Math.max(shortestWaitMs, banCache.recheckIn(id)) };
     },
     /**
-     * Counts a 429 against the key; past the threshold within a minute, bans it. The count stops one past
-     * the threshold, so exactly one request starts a ban, whichever instance answers it; those after it in
-     * the same minute meet the ban that one started.
+     * Counts a refusal telling a wait of `waitMs` against the key, unless it is within the grace of the
+     * key's refusal (Refusals); past the threshold within a minute, bans it. The ban of record is a window
+     * of one point (a take of it starts the ban): exactly one request starts a ban, whichever instance
+     * answers it and however many cross the threshold at once, and the violations counted meanwhile (the
+     * record starts clean once a ban starts) start none while it runs.
      */
-    async violation(id: string): Promise<{ banMs: number; started: boolean }> {
+    async violation(id: string, waitMs: number): Promise<{ banMs: number; started: boolean }> {
+      if (!refusals.pastGrace(id, waitMs)) return { banMs: 0, started: false };
       const key = keyNames(id);
       const counted = await store.take(key.violations, 1, ban.threshold + 1, windowSeconds.minute * 1000);
       if (counted.granted > 0 && counted.used <= ban.threshold) return { banMs: 0, started: false };
       const banMs = ban.seconds * 1000;
-      banCache.set(id, banMs);
-      if (counted.granted === 0) return { banMs, started: false };
       // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
-      await store.mark(key.ban, banMs).catch(() => {});
+      const started = await store.take(key.ban, 1, 1, banMs).then(
+        (grant) => grant.granted > 0,
+        () => true,
+      );
+      if (!started) return { banMs: await confirm(id), started: false }; // another started it
+      banCache.set(id, banMs);
       await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
       return { banMs, started: true };
     },
+    sweep: () => refusals.sweep(),
     async unban(id: string): Promise<void> {
       banCache.forget(id);
+      refusals.forget(id);
       await store.delete(keyNames(id).ban);
       await store.delete(keyNames(id).violations);
     },

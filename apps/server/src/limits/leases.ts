@@ -170,6 +170,22 @@ export class Leases {
     return lease ? this.#view(lease) : { limit, remaining: limit, resetAt: this.now() + windowMs };
   }
 
+  /**
+   * When the window `key` ends if it is used up now, as the store has it (asked without taking any of
+   * it): every point taken, none held unused by this process or, as far as the store knows, by another;
+   * else 0. For a refusal of another window of the same client (policy.ts: a key out of its minute asks
+   * whether its day is out too, which this process's own lease cannot say).
+   */
+  async usedUpUntil(key: string, limit: number, windowMs: number): Promise<number> {
+    const grant = await this.store.take(key, 0, limit, windowMs, { holder: this.#holder, holdMs: 0 });
+    const at = this.now();
+    const lease = this.#leases.get(key);
+    const ownLeft = lease && lease.resetAt === grant.resetAt ? lease.left : 0;
+    return grant.used >= limit && ownLeft === 0 && grant.heldUntil <= at && grant.resetAt > at
+      ? grant.resetAt
+      : 0;
+  }
+
   /** Points of the window this process admitted, and leased, and has not reported yet (see report). */
   unreported(key: string): { admitted: number; leased: number } {
     const lease = this.#leases.get(key);
@@ -373,7 +389,12 @@ export class Leases {
         lease.heldUntil = grant.heldUntil;
         const exhausted = grant.granted === 0 && !(resent && (await resent));
         lease.exhaustedAt = exhausted ? at : undefined;
-        lease.recheckAt = grant.heldUntil > at ? grant.heldUntil : at + recheckMs;
+        // Asked again within recheckMs, or when the points held elsewhere come back if sooner: a refusal
+        // while they are held asks a wait of 1 s (policy.ts), and the next take must then ask the store.
+        lease.recheckAt = Math.min(
+          at + recheckMs,
+          grant.heldUntil > at ? grant.heldUntil : Number.POSITIVE_INFINITY,
+        );
         lease.grantedAt = at;
         lease.usedSinceGrant = 0;
         if (grant.granted > 0) {

@@ -25,7 +25,7 @@ const outcome = (d: Decision) => (d.allowed ? 'ok' : d.code);
 describe('createRateLimiter', () => {
   it('admits the per-minute quota, then limits until the minute resets', async () => {
     const limiter = createRateLimiter(memory, {
-      ban: { threshold: 10, seconds: 900 },
+      ban: { threshold: 10, seconds: 900, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('a', 3, 100);
@@ -44,7 +44,7 @@ describe('createRateLimiter', () => {
 
   it('does not burn day quota on a minute rejection, and refunds the minute on a day rejection', async () => {
     const limiter = createRateLimiter(memory, {
-      ban: { threshold: 10, seconds: 900 },
+      ban: { threshold: 10, seconds: 900, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('b', 2, 3);
@@ -64,7 +64,7 @@ describe('createRateLimiter', () => {
 
   it('bans a key that goes on past the threshold within a minute, for the ban length', async () => {
     const limiter = createRateLimiter(memory, {
-      ban: { threshold: 2, seconds: 300 },
+      ban: { threshold: 2, seconds: 300, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('c', 1, 100);
@@ -87,7 +87,7 @@ describe('createRateLimiter', () => {
 
   it('starts one ban however many refused requests cross the threshold at once', async () => {
     const limiter = createRateLimiter(memoryCounters(), {
-      ban: { threshold: 2, seconds: 300 },
+      ban: { threshold: 2, seconds: 300, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('crowd', 1, 100);
@@ -100,7 +100,7 @@ describe('createRateLimiter', () => {
 
   it('while another process holds points of the window, a refusal asks at most holdMs and counts no violation', async () => {
     const shared = memoryCounters();
-    const options = { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 30 };
+    const options = { ban: { threshold: 1, seconds: 300, graceSeconds: 0 }, anonymousPerMinute: 30 };
     const [a, b] = [createRateLimiter(shared, options), createRateLimiter(shared, options)];
     const subject = key('spread', 40, 1000);
     await Promise.all([a.consume(subject), a.consume(subject)]); // A: a point, then a lease of 4
@@ -110,6 +110,8 @@ describe('createRateLimiter', () => {
     expect(seen.filter((d) => d.allowed)).toHaveLength(35);
     expect(refusals.map((d) => d.code)).toEqual(Array(5).fill('rate_limited')); // no ban at threshold 1
     expect(Math.max(...refusals.map((d) => d.retryAfterMs))).toBeLessThanOrEqual(holdMs);
+    // The headers name the minute's real end, not the short wait (the points may not come back).
+    for (const d of refusals) expect(d.windows[0]?.resetAt).toBeGreaterThan(Date.now() + 59_000);
     await vi.advanceTimersByTimeAsync(holdMs); // A returns its 3 unused points meanwhile (leaseMs after its grant)
     const after = [];
     for (let i = 0; i < 4; i++) after.push(outcome(await b.consume(subject)));
@@ -121,7 +123,7 @@ describe('createRateLimiter', () => {
     // Another process banned the key (the ban of record in the shared store); this one never saw it.
     await memory.mark('ban:banned-elsewhere', 900_000);
     const limiter = createRateLimiter(memory, {
-      ban: { threshold: 10, seconds: 900 },
+      ban: { threshold: 10, seconds: 900, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('banned-elsewhere', 100, 1000);
@@ -133,7 +135,7 @@ describe('createRateLimiter', () => {
 
   it('new terms end a ban, and no ban forms while they propagate (an instance may judge by the old ones)', async () => {
     const limiter = createRateLimiter(memory, {
-      ban: { threshold: 2, seconds: 900 },
+      ban: { threshold: 2, seconds: 900, graceSeconds: 0 },
       anonymousPerMinute: 30,
     });
     const subject = key('new-terms', 1, 100);
@@ -151,8 +153,109 @@ describe('createRateLimiter', () => {
     await limiter.close();
   });
 
+  it('never bans a pool of obedient clients: each meets one refusal when the window runs out, within the grace', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 2, seconds: 900, graceSeconds: 5 }, anonymousPerMinute: 30 };
+    const processes = Array.from({ length: 4 }, () => createRateLimiter(shared, options));
+    const subject = key('pool', 40, 100_000);
+    // 50 clients, each sending until it is refused, waiting what it was told: a second when points are
+    // held elsewhere (it tries again), the minute's end otherwise (it stops). Rounds of a second.
+    const final: Extract<Decision, { allowed: false }>[] = [];
+    let admitted = 0;
+    let waiting = Array.from({ length: 50 }, (_, client) => client);
+    for (let round = 0; waiting.length > 0 && round < 10; round++) {
+      const again: number[] = [];
+      await Promise.all(
+        waiting.map(async (client) => {
+          for (let i = 0; ; i++) {
+            const decision = await (processes[(client + i) % 4] as (typeof processes)[0]).consume(subject);
+            if (decision.allowed) admitted++;
+            else if (decision.retryAfterMs <= 1_000) return again.push(client);
+            else return final.push(decision);
+          }
+        }),
+      );
+      waiting = again;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(admitted).toBe(40);
+    expect(final.map((d) => d.code)).toEqual(Array(50).fill('rate_limited'));
+    // The next minute, the same again: still no ban.
+    vi.advanceTimersByTime(60_001);
+    const next = await Promise.all(processes.map((p) => p.consume(subject)));
+    expect(next.map(outcome)).toEqual(['ok', 'ok', 'ok', 'ok']);
+    await Promise.all(processes.map((p) => p.close()));
+  });
+
+  it('bans a client that keeps sending past the grace of its refusal: one ban, started once', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 3, seconds: 900, graceSeconds: 5 }, anonymousPerMinute: 30 };
+    const [a, b] = [createRateLimiter(shared, options), createRateLimiter(shared, options)];
+    const subject = key('hammer', 2, 100_000);
+    const seen: Decision[] = [];
+    const send = async (n: number) => {
+      for (let i = 0; i < n; i++) seen.push(await (i % 2 ? a : b).consume(subject));
+    };
+    await send(20); // refused within the grace: no ban however many
+    expect(seen.slice(2).map(outcome)).toEqual(Array(18).fill('rate_limited'));
+    vi.advanceTimersByTime(5_000);
+    seen.length = 0;
+    await Promise.all([send(6), send(6)]);
+    expect(seen.filter((d) => !d.allowed && d.banStarted)).toHaveLength(1);
+    expect(seen.slice(-4).map(outcome)).toEqual(Array(4).fill('temporarily_banned'));
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a client that speeds up meets no wait over 1 s before the quota is used, though another process holds a long lease', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 10, seconds: 900, graceSeconds: 5 }, anonymousPerMinute: 30 };
+    const [a, b] = [createRateLimiter(shared, options), createRateLimiter(shared, options)];
+    const subject = key('speed-up', 300, 100_000);
+    let admitted = 0;
+    // One request a second through A, far from the limit: A's leases grow long (covering seconds).
+    for (let i = 0; i < 6; i++) {
+      if ((await a.consume(subject)).allowed) admitted++;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    // Then back to back through B, waiting what each refusal asks, until one asks past a second.
+    const shortWaits: number[] = [];
+    for (;;) {
+      const decision = await b.consume(subject);
+      if (decision.allowed) admitted++;
+      else if (decision.retryAfterMs > 1_000) break;
+      else {
+        shortWaits.push(decision.retryAfterMs);
+        await vi.advanceTimersByTimeAsync(decision.retryAfterMs);
+      }
+    }
+    expect(shortWaits.length).toBeGreaterThan(0); // A's lease was out when B first ran short
+    expect(admitted).toBe(300);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a key out of both windows is told the day by a process that only saw its minute run out', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 10, seconds: 900, graceSeconds: 5 }, anonymousPerMinute: 30 };
+    const [a, b] = [createRateLimiter(shared, options), createRateLimiter(shared, options)];
+    const subject = key('both', 5, 5);
+    expect(outcome(await b.consume(subject))).toBe('ok'); // B's day: 1 point, as of its take
+    for (let i = 0; i < 4; i++) expect(outcome(await a.consume(subject))).toBe('ok'); // A uses both up
+    const refused = (await b.consume(subject)) as Extract<Decision, { allowed: false }>;
+    expect(refused.code).toBe('rate_limited');
+    expect(refused.retryAfterMs).toBeGreaterThan(86_000_000);
+    expect(refused.windows.map((w) => [w.name, w.remaining])).toEqual([
+      ['minute', 0],
+      ['day', 0],
+    ]);
+    for (const w of refused.windows) expect(w.resetAt).toBe(Date.now() + refused.retryAfterMs);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('limits requests without a key per address, and never bans an address', async () => {
-    const limiter = createRateLimiter(memory, { ban: { threshold: 1, seconds: 300 }, anonymousPerMinute: 2 });
+    const limiter = createRateLimiter(memory, {
+      ban: { threshold: 1, seconds: 300, graceSeconds: 0 },
+      anonymousPerMinute: 2,
+    });
     const outcomes = [];
     for (let i = 0; i < 5; i++)
       outcomes.push(outcome(await limiter.consume({ kind: 'address', address: '203.0.113.9' })));

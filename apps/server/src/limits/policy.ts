@@ -91,14 +91,16 @@ function refused(
   now: number,
   { banMs = 0, banStarted = false, atMostMs = Number.POSITIVE_INFINITY } = {},
 ): Decision {
-  const retryAfterMs = Math.min(atMostMs, Math.max(banMs, untilAdmitted(states, now)));
+  const untilMs = Math.max(banMs, untilAdmitted(states, now));
   const banned = banMs > 0;
   return {
     allowed: false,
     code: banned ? 'temporarily_banned' : 'rate_limited',
-    retryAfterMs,
+    retryAfterMs: Math.min(atMostMs, untilMs),
+    // The windows' resets are the real ones even when Retry-After asks less (points held elsewhere may
+    // come back sooner, new terms may arrive): a client reading them learns when the window ends.
     windows: states.map((s) =>
-      banned || s.remaining <= 0 ? { ...s, remaining: 0, resetAt: now + retryAfterMs } : s,
+      banned || s.remaining <= 0 ? { ...s, remaining: 0, resetAt: now + untilMs } : s,
     ),
     ...(banStarted && { banStarted: true as const }),
   };
@@ -117,24 +119,36 @@ const state = (name: WindowName, { limit, remaining, resetAt }: WindowView): Win
 
 /**
  * A 429 of the key's windows. While points of a refused window are held in other processes' leases
- * (`heldMs`), they come back within it: the answer asks no longer a wait, and is not the client's fault
- * (no violation counted).
+ * (`heldMs`), they may come back within it: the answer asks a wait of 1 s (the process asks the store
+ * again by then, leases.ts), and is not the client's fault (no violation counted). A minute refusal
+ * reads the day too (`day`): a key out of both is told the day's reset by every process, not only by
+ * the one whose lease found the day used.
  */
 function limitedKey(store: CounterStore, bans: ReturnType<typeof keyBans>, now: () => number) {
-  return async (id: string, states: WindowState[], heldMs: number): Promise<Decision> => {
+  return async (
+    id: string,
+    refusedStates: WindowState[],
+    heldMs: number,
+    dayUsedUpUntil?: () => Promise<number>,
+  ): Promise<Decision> => {
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
-    // not counted, and asks no wait past the terms' arrival. Both asked of the store at once.
-    const [ban, termsEnd] = await Promise.all([
+    // not counted, and asks no wait past the terms' arrival. All asked of the store at once.
+    const [ban, termsEnd, dayEnds] = await Promise.all([
       bans.confirm(id),
       store.endsAt(keyNames(id).newTerms).catch(() => 0),
+      dayUsedUpUntil?.().catch(() => 0) ?? 0,
     ]);
+    const dayOut = dayEnds > 0;
+    const states = dayOut
+      ? refusedStates.map((s) => (s.name === 'day' ? { ...s, remaining: 0, resetAt: dayEnds } : s))
+      : refusedStates;
     if (ban > 0) return refused(states, now(), { banMs: ban });
-    if (heldMs > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, heldMs) });
+    if (heldMs > 0 && !dayOut) return refused(states, now(), { atMostMs: shortestWaitMs });
     const settling = termsEnd - now();
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
-    const { banMs, started } = await bans.violation(id);
+    const { banMs, started } = await bans.violation(id, untilAdmitted(states, now()));
     return refused(states, now(), { banMs, banStarted: started });
   };
 }
@@ -146,7 +160,10 @@ export function createRateLimiter(
 ): RateLimiter {
   const leases = new Leases(store, now);
   const bans = keyBans(store, options.ban, now);
-  const sweeper = setInterval(() => leases.sweep(), ms('minute'));
+  const sweeper = setInterval(() => {
+    leases.sweep();
+    bans.sweep();
+  }, ms('minute'));
   sweeper.unref();
   const reporter = setInterval(() => void leases.report(), reportMs);
   reporter.unref();
@@ -168,7 +185,11 @@ export function createRateLimiter(
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
-    if (!minute.admitted) return limited(subject.id, exhausted(peek(), 'minute'), minute.heldMs);
+    if (!minute.admitted) {
+      return limited(subject.id, exhausted(peek(), 'minute'), minute.heldMs, () =>
+        leases.usedUpUntil(key.day, subject.perDay, ms('day')),
+      );
+    }
     const day = await leases.take(key.day, subject.perDay, ms('day'));
     if (!day.admitted) {
       leases.untake(key.minute); // the request did not count after all
@@ -182,7 +203,7 @@ export function createRateLimiter(
     if (taken.admitted) return { allowed: true, windows: [state('minute', taken)] };
     const states = exhausted([state('minute', taken)], 'minute');
     return refused(states, now(), {
-      atMostMs: taken.heldMs > 0 ? Math.max(shortestWaitMs, taken.heldMs) : undefined,
+      atMostMs: taken.heldMs > 0 ? shortestWaitMs : undefined,
     });
   }
 

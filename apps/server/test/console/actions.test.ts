@@ -8,7 +8,7 @@ import { call, launchChromium } from '../support/harness.js';
 import { adminToken, type ConsolePage, checkView, chromium, consoleSuite, recordErrors } from './browser.js';
 
 // Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
-const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600 } } });
+const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } } });
 const admin = () => createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token: adminToken });
 const pets = (secret: string) => call(`${suite.server.url}/v1/pets`, secret);
 const codeOf = async (res: Response) =>

@@ -426,7 +426,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     const redis = await privateRedis();
     const server = await startServer({
       store: { ...(await freshStore()), REDIS_URL: redis.url },
-      limits: { ban: { threshold: 1, seconds: 600 } },
+      limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } },
     });
     cleanups.push(() => server.close());
     const key = await server.key({ perMinute: 1, perDay: 100 });

@@ -23,6 +23,7 @@ const instance = async (store: TestStore) => {
     ADMIN_PORT: '0',
     ADMIN_TOKENS: token,
     RATE_LIMIT_BAN_THRESHOLD: '2',
+    RATE_LIMIT_BAN_GRACE_SECONDS: '0',
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
   });

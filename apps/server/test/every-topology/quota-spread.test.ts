@@ -21,7 +21,13 @@ let servers: ServerProcess[] = [];
 beforeAll(async () => {
   store = await freshStore();
   // Threshold 1: a client that were refused twice for nothing in a minute would be banned.
-  const env = { ...store, NODE_ENV: 'production', LOG_LEVEL: 'warn', RATE_LIMIT_BAN_THRESHOLD: '1' };
+  const env = {
+    ...store,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_BAN_THRESHOLD: '1',
+    RATE_LIMIT_BAN_GRACE_SECONDS: '0',
+  };
   servers = await Promise.all(Array.from({ length: 4 }, () => startProcess(env)));
 });
 afterAll(async () => {
@@ -129,6 +135,7 @@ describe('a client that obeys Retry-After, spread over four processes on one sto
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
       RATE_LIMIT_BAN_THRESHOLD: '1',
+      RATE_LIMIT_BAN_GRACE_SECONDS: '0',
     });
     servers.push(extra);
     try {

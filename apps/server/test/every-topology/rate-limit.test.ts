@@ -142,7 +142,7 @@ function expectOneWait(res: Response, wait: number) {
 
 describe('temporary ban', () => {
   it('bans a key that keeps sending while limited, then lifts the ban', async () => {
-    const server = await serve({ limits: { ban: { threshold: 3, seconds: 2 } } });
+    const server = await serve({ limits: { ban: { threshold: 3, seconds: 2, graceSeconds: 0 } } });
     const key = await server.key({ perMinute: 1, perDay: 100 });
     expect((await list(server, key)).status).toBe(200);
     for (let i = 0; i < 3; i++) expect((await (await list(server, key)).json()).code).toBe('rate_limited');
@@ -245,7 +245,10 @@ describe('exactness', () => {
 
   it('keeps counters and bans across a restart', async () => {
     const store = await freshStore();
-    const first = await startServer({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
+    const first = await startServer({
+      store,
+      limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } },
+    });
     const counted = await first.key({ perMinute: 5, perDay: 100 });
     const banned = await first.key({ perMinute: 1, perDay: 100 });
     for (let i = 0; i < 3; i++) await list(first, counted);
@@ -253,7 +256,7 @@ describe('exactness', () => {
     first.expectNoContractViolations();
     await first.close();
 
-    const second = await serve({ store, limits: { ban: { threshold: 1, seconds: 600 } } });
+    const second = await serve({ store, limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } } });
     expect(int(await list(second, counted), 'x-ratelimit-remaining')).toBe(1);
     const res = await list(second, banned);
     expect((await res.json()).code).toBe('temporarily_banned');

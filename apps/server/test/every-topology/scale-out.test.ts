@@ -27,6 +27,7 @@ async function instances(store: TestStore, n: number): Promise<ServerProcess[]> 
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     RATE_LIMIT_BAN_THRESHOLD: '1',
+    RATE_LIMIT_BAN_GRACE_SECONDS: '0',
     REDIS_COMMAND_TIMEOUT_MS: '2000',
   };
   const started = await Promise.all(Array.from({ length: n }, () => startProcess(env)));

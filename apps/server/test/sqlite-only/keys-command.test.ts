@@ -96,6 +96,7 @@ async function banOneKey() {
     DATABASE_URL: databasePath,
     NODE_ENV: 'production',
     RATE_LIMIT_BAN_THRESHOLD: '1',
+    RATE_LIMIT_BAN_GRACE_SECONDS: '0',
   });
   const codes: unknown[] = [];
   for (let i = 0; i < 3; i++) {

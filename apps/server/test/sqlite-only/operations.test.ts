@@ -6,7 +6,9 @@ import { call, startServer, type TestServer, tokenParts } from '../support/harne
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startServer({ limits: { ban: { threshold: 1, seconds: 120 }, anonymousPerMinute: 30 } });
+  server = await startServer({
+    limits: { ban: { threshold: 1, seconds: 120, graceSeconds: 0 }, anonymousPerMinute: 30 },
+  });
 });
 afterAll(async () => {
   server.expectNoContractViolations();

@@ -14,7 +14,7 @@ export function adminSuite() {
     (server) => {
       started = server;
     },
-    { adminTokens: [token, nextToken], limits: { ban: { threshold: 1, seconds: 60 } } },
+    { adminTokens: [token, nextToken], limits: { ban: { threshold: 1, seconds: 60, graceSeconds: 0 } } },
   );
   const server = () => {
     if (!started) throw new Error('the admin suite has not started');

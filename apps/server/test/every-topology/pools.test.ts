@@ -1,0 +1,119 @@
+// The traffic customers really send, on one key over four server processes on one store (per project: a
+// SQLite file, PostgreSQL, PostgreSQL + Redis, PgBouncer, Sentinel, Cluster), with the default ban terms
+// (RATE_LIMIT_BAN_THRESHOLD 10, RATE_LIMIT_BAN_GRACE_SECONDS 5): a pool of obedient clients gets exactly
+// the limit and is never banned; clients hammering a key are never admitted past its limit; a client that
+// keeps sending while refused is banned once, after the grace.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createKey, enterprise } from '@animal-store/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import {
+  call,
+  freshStore,
+  type ServerProcess,
+  serverDist,
+  startProcess,
+  type TestStore,
+} from '../support/harness.js';
+
+let store: TestStore;
+let servers: ServerProcess[] = [];
+beforeAll(async () => {
+  store = await freshStore();
+  // A Redis shared by every suite of a loaded machine may answer past the default 500 ms: the processes
+  // wait up to 2 s for it, so that what is measured is the limits while it answers, not each process's
+  // share during an outage (as the other multi-process suites do).
+  const env = { ...store, NODE_ENV: 'production', LOG_LEVEL: 'warn', REDIS_COMMAND_TIMEOUT_MS: '2000' };
+  servers = await Promise.all(Array.from({ length: 4 }, () => startProcess(env)));
+});
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop()));
+});
+
+const { ban } = loadConfig({}).limits;
+const keyOf = async (perMinute: number) =>
+  (await createKey(serverDist, { ...store }, ...enterprise(perMinute, 100_000))).key;
+
+type Answer = { status: number; code?: string; retryAfter: number; at: number };
+async function send(i: number, key: string): Promise<Answer> {
+  const res = await call(`${servers[i % servers.length]?.url}/v1/pets`, key);
+  const at = performance.now();
+  if (res.status === 200) {
+    await res.arrayBuffer();
+    return { status: 200, retryAfter: 0, at };
+  }
+  const { code } = (await res.json()) as { code: string };
+  return { status: res.status, code, retryAfter: Number(res.headers.get('retry-after')), at };
+}
+
+const banLines = () =>
+  servers.flatMap((s) => s.output().split('\n')).filter((l) => l.includes('key banned for sending'));
+
+describe('real traffic on one key over four processes', () => {
+  it('a pool of 50 obedient clients gets exactly the limit and is never banned', async () => {
+    const key = await keyOf(200);
+    const bansBefore = banLines().length;
+    let admitted = 0;
+    const refusals: Answer[] = [];
+    const finals: Answer[] = [];
+    // Each client sends back to back; told a second (points held elsewhere), it waits and goes on; told
+    // longer (the window is used), it stops until the window's end.
+    await Promise.all(
+      Array.from({ length: 50 }, async (_, client) => {
+        for (let i = 0; i < 200; i++) {
+          const answer = await send(client + i, key);
+          if (answer.status === 200) {
+            admitted++;
+            continue;
+          }
+          refusals.push(answer);
+          if (answer.retryAfter > 1) return finals.push(answer);
+          await sleep(answer.retryAfter * 1000);
+        }
+      }),
+    );
+    expect(admitted).toBe(200);
+    expect(new Set(refusals.map((a) => a.code))).toEqual(new Set(['rate_limited']));
+    expect(finals).toHaveLength(50);
+    for (const final of finals) expect(final.retryAfter).toBeLessThanOrEqual(60);
+    expect(banLines()).toHaveLength(bansBefore);
+  });
+
+  it('twenty clients hammering a key are never admitted past its limit (five rounds)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const key = await keyOf(150);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, async (_, client) => {
+          const seen: Answer[] = [];
+          for (let i = 0; i < 12; i++) seen.push(await send(client + i, key));
+          return seen;
+        }),
+      );
+      const admitted = answers.flat().filter((a) => a.status === 200).length;
+      expect(admitted, `round ${round}`).toBeLessThanOrEqual(150);
+      expect(admitted, `round ${round}`).toBeGreaterThan(100);
+    }
+  });
+
+  it('a client that keeps sending while refused is banned once, after the grace and the threshold', async () => {
+    const key = await keyOf(5);
+    const bansBefore = banLines().length;
+    const answers: Answer[] = [];
+    for (let i = 0; answers.at(-1)?.code !== 'temporarily_banned'; i++) {
+      if (i > 5_000) throw new Error('never banned');
+      answers.push(await send(i, key));
+    }
+    const firstRefusal = answers.find((a) => a.status === 429)?.at ?? 0;
+    const banned = answers.at(-1)?.at ?? 0;
+    // Not before the grace of the first refusal (each process's own began within a moment of it), and
+    // soon after it: the threshold's refusals at this client's pace.
+    expect(banned - firstRefusal).toBeGreaterThanOrEqual(ban.graceSeconds * 1000 - 100);
+    expect(banned - firstRefusal).toBeLessThan(ban.graceSeconds * 1000 + 5_000);
+    for (let i = 0; i < 8; i++) expect((await send(i, key)).code).toBe('temporarily_banned');
+    // One ban, one line, whichever processes saw the key past its threshold. The lines travel through the
+    // children's stdout pipes: waited for, then counted.
+    for (let waited = 0; banLines().length === bansBefore && waited < 3_000; waited += 50) await sleep(50);
+    await sleep(200);
+    expect(banLines()).toHaveLength(bansBefore + 1);
+  });
+});
