@@ -240,8 +240,10 @@ export interface components {
          *     | `not_found` | 404 | no key with that id (or, for a change, a revoked one), or no such route (a path outside `/admin/v1` is told where the API is) |
          *     | `method_not_allowed` | 405 | the path exists but not with this method (see `Allow`) |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
+         *     | `precondition_failed` | 412 | an `If-Match` or `If-Unmodified-Since` the resource does not meet (the static pages: `/docs`, the console) |
          *     | `payload_too_large` | 413 | request body over 16 KiB |
          *     | `unsupported_media_type` | 415 | request body that is not `application/json` in UTF-8 |
+         *     | `range_not_satisfiable` | 416 | a `Range` no part of the resource satisfies (the static pages; `Content-Range` gives the size) |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` of a create was used with a different body within 24 hours |
          *     | `rate_limited` | 429 | the admin token's requests a minute are used up (see `Retry-After`) |
          *     | `header_fields_too_large` | 431 | the request's header section is over 16 KiB |
@@ -262,7 +264,7 @@ export interface components {
              * @description Machine-readable error code (see the table above). An open set, as the description says.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "idempotency_key_reused" | "rate_limited" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description. Never contains secrets, tokens or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */

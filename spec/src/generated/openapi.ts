@@ -138,8 +138,10 @@ export interface components {
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
          *     | `idempotency_in_progress` | 409 | a request with the same `Idempotency-Key` is still being processed |
          *     | `gone` | 410 | the operation has been removed (its sunset has passed) |
+         *     | `precondition_failed` | 412 | an `If-Match` or `If-Unmodified-Since` the resource does not meet (the static pages: `/docs`, the console) |
          *     | `payload_too_large` | 413 | request body over 16 KiB (answered from `Content-Length` alone, before the body is read) |
          *     | `unsupported_media_type` | 415 | request body that is not `application/json` in UTF-8 |
+         *     | `range_not_satisfiable` | 416 | a `Range` no part of the resource satisfies (the static pages; `Content-Range` gives the size) |
          *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used with a different body within 24 hours |
          *     | `expectation_failed` | 417 | an `Expect` header other than `100-continue` |
          *     | `rate_limited` | 429 | a rate-limit window is exhausted (see `Retry-After`) |
@@ -163,7 +165,7 @@ export interface components {
              *     clients treat a code they do not know by its `status`.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
             /** @description Human-readable description. Never contains secrets or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */

@@ -83,6 +83,26 @@ export function fromValidator(error: Failure): HttpError | undefined {
 }
 
 /**
+ * The static pages' file sender (`send`, behind res.sendFile and express.static): a Range no part of the
+ * file satisfies (416, its size in the Content-Range it names) and a failed If-Match or
+ * If-Unmodified-Since (412). Answered as client errors, never as a 500 anyone can cause with a header.
+ */
+export function fromSend(error: Failure): HttpError | undefined {
+  if (Array.isArray(error.errors)) return undefined;
+  if (error.status === 416) {
+    const range = error.headers?.['Content-Range'];
+    return new HttpError(
+      416,
+      'The requested range is not satisfiable.',
+      undefined,
+      range ? { 'Content-Range': range } : {},
+    );
+  }
+  if (error.status === 412) return new HttpError(412, 'A precondition of the request is not met.');
+  return undefined;
+}
+
+/**
  * Client errors of Express's own layers (a status, no `errors` list): a path that is not valid
  * percent-encoding (the router), a body that cannot be inflated (body-parser). Their messages describe the
  * request, never the server.
@@ -97,5 +117,11 @@ export function fromExpress(error: Failure): HttpError | undefined {
 /** The answer to a failure that is not the store's (the handler checks storeFailure first). */
 export function toHttpError(error: Failure): HttpError {
   if (error instanceof HttpError) return error;
-  return fromBodyParser(error) ?? fromValidator(error) ?? fromExpress(error) ?? answers.unexpected();
+  return (
+    fromBodyParser(error) ??
+    fromValidator(error) ??
+    fromSend(error) ??
+    fromExpress(error) ??
+    answers.unexpected()
+  );
 }

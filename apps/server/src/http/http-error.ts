@@ -26,8 +26,19 @@ export class HttpError extends Error {
   }
 }
 
+/** Headers a file being sent may have set before it failed (res.sendFile): they describe the file, not the error. */
+const fileHeaders = [
+  'Content-Type',
+  'ETag',
+  'Last-Modified',
+  'Accept-Ranges',
+  'Content-Range',
+  'Cache-Control',
+];
+
 export function sendError(res: Response, error: HttpError): void {
   res.locals.errorCode = error.body.code;
+  for (const name of fileHeaders) res.removeHeader(name);
   res.set(error.headers);
   res.status(error.status).json(error.body);
 }
