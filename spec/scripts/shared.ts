@@ -1,8 +1,8 @@
 // Helpers shared by the spec scripts: bundling with Redocly, and reading pending changesets.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import readChangesets from '@changesets/read';
 
@@ -27,12 +27,52 @@ export function bundleObject<T = Record<string, unknown>>(root: string): T {
   }
 }
 
+/**
+ * The contracts' sources (spec/openapi, spec/admin) as they are at git `ref`, written under `dir` at their
+ * paths in the repository (read with git itself, no archive tool); a source's root is then
+ * join(dir, relative(repoRoot, root)).
+ */
+export function sourcesAt(ref: string, dir: string): void {
+  const git = (...command: string[]) =>
+    execFileSync('git', command, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'ignore'] });
+  const files = git('ls-tree', '-r', '--name-only', ref, '--', 'spec/openapi', 'spec/admin').toString();
+  for (const file of files.split('\n').filter(Boolean)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), git('show', `${ref}:${file}`));
+  }
+}
+
+/** The last release commit: the one that last set the server's version (docs/releasing.md), if any. */
+export function lastRelease(): string | undefined {
+  try {
+    const found = execFileSync(
+      'git',
+      ['log', '-1', '--format=%H', '-G"version":', '--', 'apps/server/package.json'],
+      { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    ).trim();
+    return found || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A JSON or already-bundled file as is; a YAML root gets bundled first. */
 export const loadSpec = <T>(path: string): T =>
   path.endsWith('.json') ? (JSON.parse(readFileSync(path, 'utf8')) as T) : bundleObject<T>(path);
 
+/**
+ * Pending changesets that release the spec package (and so, the fixed group), with its bump; `since`: only
+ * those added since that git ref (a branch's own, not another change's).
+ */
+export async function specChangesets(root = repoRoot, since?: string) {
+  const changesets = await readChangesets(root, since);
+  return changesets.flatMap((c) => {
+    const bump = c.releases.find((r) => r.name === specPackage)?.type;
+    return bump && bump !== 'none' ? [{ ...c, bump }] : [];
+  });
+}
+
 /** Pending changesets that bump the spec package (and so, the fixed group) by a major version. */
 export async function pendingMajorChangesets(root = repoRoot) {
-  const changesets = await readChangesets(root);
-  return changesets.filter((c) => c.releases.some((r) => r.name === specPackage && r.type === 'major'));
+  return (await specChangesets(root)).filter((c) => c.bump === 'major');
 }

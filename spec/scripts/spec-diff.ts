@@ -1,21 +1,25 @@
-// `pnpm spec:diff [--base <git-ref>]`: a review of what the working tree changes in each contract (the public
-// API and the admin API) against the same contract at <ref> (default: main), by `redocly diff` (rules: redocly-diff.yaml). Every change is rated
-// major (breaking for clients), minor or patch. Exits 1 on a breaking change unless a major changeset is
-// pending. --base-file/--revision-file compare two files of one contract instead (fixtures, CI artefacts;
-// --admin when they are the admin contract's).
+// `pnpm spec:diff [--base <git-ref>] [--since <git-ref>]`: a review of what the working tree changes in each
+// contract (the public API and the admin API) against the same contract at <ref> (default: main), by
+// `redocly diff` (rules: redocly-diff.yaml). Every change is rated major (breaking for clients), minor
+// (additive) or patch. Exits 1 unless a changeset of @animal-store/spec carries that bump: a breaking
+// change needs a major one, an additive change a minor or major one (the fixed group moves together).
+// The changesets judged are the pending ones, or with --since those added since that ref (a pull
+// request's own: the changeset guard passes its base). --base-file/--revision-file compare two files of
+// one contract instead (fixtures, CI artefacts; --admin when they are the admin contract's).
 // One reclassification is ours: values added to an enum the contract marks `x-open-enum: true` (its
 // description promises clients that new values may come in a minor version) are minor, not major.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { locate } from './locate.js';
-import { adminSpecRoot, bundleTo, pendingMajorChangesets, repoRoot, specDir, specRoot } from './shared.js';
+import { adminSpecRoot, bundleTo, repoRoot, sourcesAt, specChangesets, specDir, specRoot } from './shared.js';
 
 const { values: args } = parseArgs({
   options: {
     base: { type: 'string' },
+    since: { type: 'string' },
     'base-file': { type: 'string' },
     'revision-file': { type: 'string' },
     admin: { type: 'boolean', default: false },
@@ -50,7 +54,11 @@ const contracts = [
 ];
 
 /** One contract's review: the Markdown of its changes and how many break clients. */
-function review(base: string, revision: string, root: string): { text: string; major: number } {
+function review(
+  base: string,
+  revision: string,
+  root: string,
+): { text: string; major: number; minor: number } {
   const diff = spawnSync(
     'redocly',
     [
@@ -74,28 +82,24 @@ function review(base: string, revision: string, root: string): { text: string; m
   return {
     text: major + minor + patch === 0 ? 'No changes to the contract.\n' : markdown(changes, root),
     major,
+    minor,
   };
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'animal-store-diff-'));
 try {
   let major = 0;
+  let minor = 0;
   if (args['base-file'] && args['revision-file']) {
     // Two files of one contract (fixtures, CI artefacts); --admin locates changes in the admin sources.
     const result = review(args['base-file'], args['revision-file'], args.admin ? adminSpecRoot : specRoot);
     process.stdout.write(result.text);
     major = result.major;
+    minor = result.minor;
   } else {
     const ref = baseRef();
     const checkout = join(temp, 'base');
-    // The spec sources as they are at <ref> (read with git itself, no archive tool), bundled like the
-    // working tree's.
-    for (const file of git('ls-tree', '-r', '--name-only', ref, '--', 'spec/openapi', 'spec/admin')
-      .split('\n')
-      .filter(Boolean)) {
-      mkdirSync(dirname(join(checkout, file)), { recursive: true });
-      writeFileSync(join(checkout, file), execFileSync('git', ['show', `${ref}:${file}`], { cwd: repoRoot }));
-    }
+    sourcesAt(ref, checkout); // bundled like the working tree's
     const sections = contracts.map(({ title, root }, index) => {
       const where = relative(repoRoot, root);
       const heading = `# ${title} (${where})\n\n`;
@@ -107,20 +111,27 @@ try {
       bundleTo(baseRoot, base);
       const result = review(base, revision, root);
       major += result.major;
+      minor += result.minor;
       return `${heading}${result.text}`;
     });
     process.stdout.write(sections.join('\n'));
   }
-  if (major > 0) {
-    const pending = await pendingMajorChangesets(args.root);
-    if (pending.length > 0) {
-      const files = pending.map((c) => `.changeset/${c.id}.md`).join(', ');
+  const needed = major > 0 ? 'major' : minor > 0 ? 'minor' : undefined;
+  if (needed) {
+    const changesets = await specChangesets(args.root, args.since);
+    const enough = changesets.filter((c) => c.bump === 'major' || (needed === 'minor' && c.bump === 'minor'));
+    const what = major > 0 ? `${major} breaking change(s)` : `${minor} additive change(s)`;
+    const which = args.since ? `added since ${args.since.slice(0, 12)}` : 'pending';
+    if (enough.length > 0) {
+      const files = enough.map((c) => `.changeset/${c.id}.md`).join(', ');
       process.stdout.write(
-        `\n${major} breaking change(s), allowed by the pending major changeset ${files}.\n`,
+        `\n${what}, recorded by the ${needed === 'major' ? 'major' : 'minor or major'} changeset ${files}.\n`,
       );
     } else {
+      const found = changesets.map((c) => `${c.bump} in .changeset/${c.id}.md`).join(', ');
       process.stdout.write(
-        `\n${major} breaking change(s) for clients. Avoid them, or record a major release: pnpm changeset (major for @animal-store/spec).\n`,
+        `\n${what} for clients need a ${needed} changeset of @animal-store/spec ${which} (found: ${found || 'none'}). ` +
+          `${major > 0 ? 'Avoid them, or record a major release' : 'Record a minor release'}: pnpm changeset (${needed} for @animal-store/spec).\n`,
       );
       process.exitCode = 1;
     }

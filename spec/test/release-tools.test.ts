@@ -22,7 +22,7 @@ function fixture(edit: (spec: Spec) => void = () => {}, from = bundledSpecPath):
 }
 
 /** A directory whose .changeset/ holds the given changesets. */
-function changesets(...entries: { bump: 'major' | 'minor'; summary: string }[]): string {
+function changesets(...entries: { bump: 'major' | 'minor' | 'patch'; summary: string }[]): string {
   const root = mkdtempSync(join(tmpdir(), 'changesets-'));
   mkdirSync(join(root, '.changeset'));
   entries.forEach(({ bump, summary }, i) => {
@@ -81,12 +81,56 @@ describe('sunset guard', () => {
     expect(result).toEqual({ code, output: expect.stringMatching(message) });
   });
 
-  it('when the operation is gone from the spec, then it passes whatever the date', async () => {
+  it('when the operation is gone from the spec on or after its sunset, then it passes', async () => {
     const spec = fixture((s) => delete s.paths['/pets/{petId}']);
-    expect(
-      (await exitOf('sunset-guard.ts', ['--spec', spec, '--today', '2031-01-01', '--root', changesets()]))
-        .code,
-    ).toBe(0);
+    for (const today of ['2030-12-05', '2031-01-01']) {
+      const result = await exitOf('sunset-guard.ts', [
+        '--spec',
+        spec,
+        '--published',
+        fixture(),
+        '--today',
+        today,
+        '--root',
+        changesets(),
+      ]);
+      expect(result.code, today).toBe(0);
+    }
+  });
+
+  it('when the operation is gone before its sunset, then it fails naming the date, even with a major changeset announcing it', async () => {
+    const spec = fixture((s) => delete s.paths['/pets/{petId}']);
+    for (const today of ['2026-11-27', '2030-12-04']) {
+      const result = await exitOf('sunset-guard.ts', [
+        '--spec',
+        spec,
+        '--published',
+        fixture(),
+        '--today',
+        today,
+        '--root',
+        changesets(removal),
+      ]);
+      expect(result, today).toEqual({
+        code: 1,
+        output: expect.stringMatching(
+          /getPet \(GET \/pets\/\{petId\}\) is gone from the spec before its sunset, 2030-12-05/,
+        ),
+      });
+    }
+  });
+
+  it('reads what the last release published from git by default', async () => {
+    const spec = fixture((s) => delete s.paths['/pets/{petId}']);
+    const result = await exitOf('sunset-guard.ts', [
+      '--spec',
+      spec,
+      '--today',
+      '2026-11-27',
+      '--root',
+      changesets(),
+    ]);
+    expect(result).toEqual({ code: 1, output: expect.stringMatching(/which release [0-9a-f]{7} published/) });
   });
 
   it('follows a changed x-sunset date', async () => {
@@ -128,7 +172,6 @@ describe('pnpm spec:diff', () => {
       'an added operation',
       (s) => (s.paths['/pets'].put = { ...s.paths['/pets'].post, operationId: 'replacePets' }),
     ],
-    ['a widened range', (s) => (s.components.parameters.Limit.schema.maximum = 200)],
   ];
 
   it.each(breaking)('rates %s as breaking and exits 1', async (_, edit, rule) => {
@@ -139,11 +182,38 @@ describe('pnpm spec:diff', () => {
     expect(result.output).toMatch(/breaking change\(s\) for clients/);
   });
 
-  it.each(compatible)('rates %s as non-breaking and exits 0', async (_, edit) => {
+  it.each(compatible)(
+    'rates %s as additive: exits 1 without a minor or major changeset, naming minor',
+    async (_, edit) => {
+      const bare = await review(edit);
+      expect(bare.code).toBe(1);
+      expect(bare.output).not.toMatch(/🔴 major/);
+      expect(bare.output).toMatch(/🟢 minor/);
+      expect(bare.output).toMatch(
+        /additive change\(s\) for clients need a minor changeset of @animal-store\/spec/,
+      );
+      const patch = await review(edit, changesets({ bump: 'patch', summary: 'A fix.' }));
+      expect(patch).toEqual({
+        code: 1,
+        output: expect.stringMatching(/need a minor changeset.*found: patch/),
+      });
+      for (const bump of ['minor', 'major'] as const) {
+        const recorded = await review(edit, changesets({ bump, summary: 'A new field.' }));
+        expect(recorded).toEqual({
+          code: 0,
+          output: expect.stringMatching(/recorded by the minor or major changeset/),
+        });
+      }
+    },
+  );
+
+  it.each<[string, (s: Spec) => void]>([
+    ['a widened range', (s) => (s.components.parameters.Limit.schema.maximum = 200)],
+    ['a new description', (s) => (s.components.schemas.Pet.description = 'Another description.')],
+  ])('rates %s as a patch, which needs no bump of its own', async (_, edit) => {
     const result = await review(edit);
     expect(result.code).toBe(0);
-    expect(result.output).not.toMatch(/🔴 major/);
-    expect(result.output).toMatch(/minor|patch/);
+    expect(result.output).toMatch(/⚪ patch/);
   });
 
   it('when a major changeset is pending, then a breaking change is allowed', async () => {
@@ -151,7 +221,7 @@ describe('pnpm spec:diff', () => {
     const result = await review(removeGetPet, changesets({ bump: 'major', summary: 'Remove getPet.' }));
     expect(result).toEqual({
       code: 0,
-      output: expect.stringMatching(/allowed by the pending major changeset \.changeset\/change-0\.md/),
+      output: expect.stringMatching(/recorded by the major changeset \.changeset\/change-0\.md/),
     });
   });
 
@@ -175,7 +245,7 @@ describe('pnpm spec:diff', () => {
       '--revision-file',
       fixture(),
       '--root',
-      changesets(),
+      changesets({ bump: 'minor', summary: 'The id filter.' }),
     ]);
     expect(result.code).toBe(0);
     expect(result.output).toContain('| Impact | Change | Pointer | Location | Details |');
@@ -257,7 +327,8 @@ describe('matched releases', () => {
 
 describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)', () => {
   const guard = fileURLToPath(new URL('../../scripts/changeset-guard.mjs', import.meta.url));
-  /** A git repository whose first commit is a release (the server's version set), as `files` describe it. */
+  const changeset = (releases: string) => `---\n${releases}---\n\nA change.\n`;
+  /** A git repository on main whose first commit is a release (the server's version set). */
   async function repository() {
     const dir = mkdtempSync(join(tmpdir(), 'changeset-guard-'));
     const git = (...args: string[]) =>
@@ -266,21 +337,29 @@ describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)',
       mkdirSync(join(dir, path, '..'), { recursive: true });
       writeFileSync(join(dir, path), text);
     };
-    write('apps/server/package.json', '{ "version": "2.0.0" }\n');
+    write('apps/server/package.json', '{ "version": "2.0.0", "dependencies": { "express": "^5.1.0" } }\n');
     write('apps/server/src/app.ts', 'export {};\n');
+    write('packages/client/src/index.ts', 'export {};\n');
     write('.changeset/README.md', 'Changesets.\n');
-    await git('init', '-q');
+    await git('init', '-q', '-b', 'main');
     await git('add', '.');
     await git('commit', '-qm', 'Release 2.0.0');
+    const commit = async (message: string) => {
+      await git('add', '.');
+      await git('commit', '-qm', message);
+    };
+    // The guard's own imports resolve from the repository it checks: this one's node_modules stand in.
+    const nodeModules = fileURLToPath(new URL('../../node_modules', import.meta.url));
+    await run('ln', ['-s', nodeModules, join(dir, 'node_modules')]);
     const check = () =>
       run(process.execPath, [guard], { cwd: dir }).then(
         () => 0,
         (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
       );
-    return { write, check };
+    return { write, check, git, commit };
   }
 
-  it('fails a change to a released source with no pending changeset, naming the file', async () => {
+  it('on main, fails an uncommitted change to a released source with no changeset naming its package', async () => {
     const repo = await repository();
     expect(await repo.check()).toBe(0);
     repo.write('apps/server/src/app.ts', 'export const changed = 1;\n');
@@ -288,14 +367,52 @@ describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)',
       code: 1,
       stderr: expect.stringContaining('apps/server/src/app.ts'),
     });
-    repo.write('.changeset/a-change.md', '---\n"@animal-store/server": patch\n---\n\nA change.\n');
+    repo.write('.changeset/client.md', changeset('"@animal-store/client": patch\n'));
+    expect(await repo.check()).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('@animal-store/server'),
+    });
+    repo.write('.changeset/a-change.md', changeset('"@animal-store/server": patch\n'));
     expect(await repo.check()).toBe(0);
   });
 
-  it('lets tests change without a changeset', async () => {
+  it("on a branch, another change's pending changeset (empty or not) covers nothing; its own does", async () => {
+    const repo = await repository();
+    repo.write('.changeset/other.md', changeset(''));
+    repo.write('.changeset/other-server.md', changeset('"@animal-store/client": minor\n'));
+    await repo.commit('Another change, with its changesets');
+    await repo.git('checkout', '-qb', 'feature');
+    repo.write('apps/server/src/app.ts', 'export const changed = 1;\n');
+    await repo.commit('A server change without a changeset');
+    const failed = await repo.check();
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toContain('adds no changeset naming it');
+    expect((failed as { stderr: string }).stderr).toContain('@animal-store/server');
+    repo.write('.changeset/mine.md', changeset('"@animal-store/server": minor\n'));
+    expect(await repo.check()).toBe(0);
+  });
+
+  it('an empty changeset added by the change declares that users see nothing of it', async () => {
+    const repo = await repository();
+    await repo.git('checkout', '-qb', 'refactor');
+    repo.write('apps/server/src/app.ts', 'export const renamed = 1;\n');
+    repo.write('.changeset/refactor.md', changeset(''));
+    await repo.commit('A refactor');
+    expect(await repo.check()).toBe(0);
+  });
+
+  it("counts a package's runtime dependencies as shipped, and lets tests change without a changeset", async () => {
     const repo = await repository();
     repo.write('apps/server/src/app.test.ts', 'export {};\n');
     expect(await repo.check()).toBe(0);
+    repo.write(
+      'apps/server/package.json',
+      '{ "version": "2.0.0", "dependencies": { "express": "^5.2.0" } }\n',
+    );
+    expect(await repo.check()).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('apps/server/package.json'),
+    });
   });
 });
 

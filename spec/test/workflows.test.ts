@@ -39,6 +39,9 @@ describe('.github/workflows', () => {
     expect(review).toContain('spec:diff --base');
     expect(review).toContain('updateComment');
     expect(review).toContain("if: steps.diff.outputs.status != '0'");
+    // Both contracts: a change to the admin contract alone is reviewed too.
+    const paths = /pull_request:\n\s+paths: \[(.*)\]/.exec(review)?.[1] ?? '';
+    expect(paths.split(',').map((p) => p.trim())).toContain('"spec/**"');
   });
 
   it('publishing uses the Changesets action with the release script', () => {
