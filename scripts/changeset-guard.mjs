@@ -141,8 +141,15 @@ if (contracts.length > 0) {
     ['--silent', '--filter', '@animal-store/spec', 'spec:diff', '--base', base, '--since', base],
     { cwd: root, encoding: 'utf8' },
   );
-  if (diff.status !== 0) {
-    const verdict = `${diff.stdout}${diff.stderr}`.trim().split('\n').filter(Boolean).at(-1);
+  if (diff.error) {
+    failures.push(
+      `${label} changes a contract, and \`pnpm spec:diff\` could not run to rate it (${diff.error.message})\n`,
+    );
+  } else if (diff.status !== 0) {
+    const lines = `${diff.stdout}\n${diff.stderr}`.split('\n').filter(Boolean);
+    const verdict =
+      lines.find((line) => line.includes('changeset of @animal-store/spec')) ??
+      `\`pnpm spec:diff --base ${base}\` failed: ${lines.find((line) => /error/i.test(line)) ?? lines.at(-1)}`;
     failures.push(`${label} changes a contract: ${verdict}\n`);
   }
 }

@@ -65,11 +65,23 @@ export const loadSpec = <T>(path: string): T =>
  * those added since that git ref (a branch's own, not another change's).
  */
 export async function specChangesets(root = repoRoot, since?: string) {
-  const changesets = await readChangesets(root, since);
+  const added = since === undefined ? undefined : addedChangesets(root, since);
+  const changesets = (await readChangesets(root)).filter((c) => !added || added.has(c.id));
   return changesets.flatMap((c) => {
     const bump = c.releases.find((r) => r.name === specPackage)?.type;
     return bump && bump !== 'none' ? [{ ...c, bump }] : [];
   });
+}
+
+/** The ids of the changesets added since git `ref`, committed or not (untracked files included). */
+function addedChangesets(root: string, ref: string): Set<string> {
+  const git = (...command: string[]) =>
+    execFileSync('git', command, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const files = [
+    ...git('diff', '--name-only', '--diff-filter=A', ref, '--', '.changeset').split('\n'),
+    ...git('ls-files', '--others', '--exclude-standard', '--', '.changeset').split('\n'),
+  ];
+  return new Set(files.flatMap((file) => /^\.changeset\/(.+)\.md$/.exec(file)?.[1] ?? []));
 }
 
 /** Pending changesets that bump the spec package (and so, the fixed group) by a major version. */

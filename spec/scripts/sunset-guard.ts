@@ -56,7 +56,7 @@ const day = 86_400_000;
 
 let failed = false;
 for (const [path, item] of Object.entries(api.paths)) {
-  for (const [method, op] of Object.entries(item)) {
+  for (const [method, op] of Object.entries(item ?? {})) {
     if (!op.deprecated || !op['x-sunset']) continue;
     const name = `${op.operationId} (${method.toUpperCase()} ${path})`;
     const sunset = new Date(op['x-sunset']);
@@ -82,7 +82,7 @@ for (const [path, item] of Object.entries(api.paths)) {
 // Removed before its date: what a release promised (Deprecation, Sunset) holds until that date.
 const promised = published();
 for (const [path, item] of Object.entries(promised?.api.paths ?? {})) {
-  for (const [method, op] of Object.entries(item)) {
+  for (const [method, op] of Object.entries(item ?? {})) {
     if (!op.deprecated || !op['x-sunset'] || api.paths[path]?.[method]) continue;
     const date = op['x-sunset'].slice(0, 10);
     if (new Date(op['x-sunset']).getTime() <= today.getTime()) continue;
