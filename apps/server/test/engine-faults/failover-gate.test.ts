@@ -45,6 +45,16 @@ describe.runIf(backend === 'postgres+redis')('the counters after a Sentinel fail
     expect(outage.map((l) => l.level)).toEqual([40]);
   });
 
+  it('when the Sentinels name the same port on another host (every real Redis listens on 6379), then they stay on memory until it has moved', async () => {
+    const { shared, client } = await counters();
+    const at = client.stream.remoteAddress?.replace(/^::ffff:/, '') as string;
+    const elsewhere = at === '127.0.0.2' ? '127.0.0.3' : '127.0.0.2';
+    shared.failover.started();
+    shared.failover.ended({ host: elsewhere, port: client.stream.remotePort as number });
+    await sleep(1_500);
+    expect(shared.degraded()).toBeDefined(); // the demoted primary answers a ping: not a move
+  });
+
   it('when the connection is already on the primary the Sentinels named, then they are shared again at once', async () => {
     const { shared, client } = await counters();
     const at = client.stream.remoteAddress?.replace(/^::ffff:/, '') as string;
