@@ -22,6 +22,8 @@ export async function leasedCountReported(lease: Lease): Promise<void> {
 }
 
 export class LeaseReports {
+  /** Additions on their way to the store: a report waits for them (report). */
+  readonly #sending = new Set<Promise<void>>();
   constructor(
     private readonly store: CounterStore,
     /** The process's name as a holder of points (CounterStore.take). */
@@ -61,13 +63,25 @@ export class LeaseReports {
         if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
         // What a stand-in admitted is now taken in the shared window by this process: leased and used.
         if (added && which === 'owed') lease.unreportedLeased += points;
-      });
+      })
+      .finally(() => this.#sending.delete(adding));
+    this.#sending.add(adding);
     if (which !== 'unreportedLeased') return adding;
     const reporting: Promise<void> = adding.finally(() => {
       if (lease.reportingLeased === reporting) lease.reportingLeased = undefined;
     });
     lease.reportingLeased = reporting;
     return reporting;
+  }
+
+  /**
+   * Waits for every addition on its way (a periodic report's, when a stop reports the last admissions):
+   * one that fails puts its points back to be reported, and a report that did not wait would find them
+   * neither sent nor counted, and a stop would close the store under it (a graceful stop left its last
+   * admissions out of the window's admitted count).
+   */
+  async settled(): Promise<void> {
+    while (this.#sending.size > 0) await Promise.all(this.#sending);
   }
 
   /**

@@ -285,6 +285,42 @@ describe('Leases', () => {
   });
 });
 
+describe('Leases: the last report of a stop', () => {
+  it('waits for a report on its way, and sends again what of it failed, before it returns', async () => {
+    const { store, clock } = setup();
+    let answer: (ok: boolean) => void = () => {};
+    let sent: () => void = () => {};
+    const onItsWay = new Promise<void>((resolve) => {
+      sent = resolve;
+    });
+    let slow = true;
+    const held: CounterStore = {
+      ...store,
+      take: (key, ...rest) =>
+        slow && key.startsWith('admitted:')
+          ? new Promise((resolve, reject) => {
+              answer = (ok) => (ok ? resolve(store.take(key, ...rest)) : reject(new Error('lost')));
+              sent();
+            })
+          : store.take(key, ...rest),
+    };
+    const one = new Leases(held, clock.now);
+    await takeAll(one, 5, 800);
+    const periodic = one.report(); // on its way, not answered yet
+    await onItsWay;
+    slow = false;
+    let last = false;
+    const stopping = one.report().then(() => {
+      last = true;
+    });
+    await clock.advance(10);
+    expect(last).toBe(false); // the stop's report waits for the periodic one
+    answer(false); // which fails: its points are sent again by the stop's report
+    await Promise.all([periodic, stopping]);
+    expect((await store.read(admittedCount('minute:k'))).used).toBe(5);
+  });
+});
+
 describe('Leases: a give-back beside a report on its way', () => {
   // The leased count's report on its way: its points are neither unreported nor known to be counted. A
   // give-back computed meanwhile took them off the leased count twice or not at all (CI saw a day window

@@ -199,6 +199,7 @@ export class Leases {
    * counter that ends with the window. A report that fails is kept for the next one.
    */
   async report(): Promise<void> {
+    await this.#reports.settled(); // an earlier report on its way: what fails of it goes again now
     await Promise.all([...this.#leases].map(([key, lease]) => this.#reports.report(key, lease)));
     await Promise.all(this.#settling);
   }
