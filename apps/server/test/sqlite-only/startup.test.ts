@@ -15,7 +15,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createKey, enterprise, keysCommand, tempDatabase } from '@animal-store/test-support';
@@ -285,6 +285,25 @@ describe('start-up on a store it cannot use', () => {
     expect(code).toBe(1);
     expectOneClearLine(output, 'REDIS_URL', '127.0.0.1:1', 'cannot be reached');
     expect(output).not.toContain('secret');
+  });
+
+  it('when the Sentinels are absent or silent at start, then it exits within the 5 s deadline with one line naming REDIS_URL', async () => {
+    // A Sentinel that takes the connection and never answers, beside one that refuses it.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const started = performance.now();
+      const { code, output } = await runToExit({
+        DATABASE_URL: tempDatabase(),
+        REDIS_URL: `redis+sentinel://127.0.0.1:1,127.0.0.1:${port}/animals`,
+      });
+      expect(code).toBe(1);
+      expect(performance.now() - started).toBeLessThan(15_000); // 5 s, and a loaded machine's start
+      expectOneClearLine(output, 'REDIS_URL', '127.0.0.1:1', 'cannot be reached');
+    } finally {
+      silent.close();
+    }
   });
 });
 

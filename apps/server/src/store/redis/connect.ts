@@ -9,6 +9,12 @@ import { StoreOpenError } from '../open-error.js';
 
 /** How long one connection attempt may take (TCP, and TLS with rediss://) before the next one. */
 const reconnectTimeoutMs = 2_000;
+/**
+ * How long a start waits for Redis in all (docs/failures.md: the "cannot be reached" line within 5 s).
+ * ioredis gives up on one server after connectTimeout, but asks Sentinels that are absent or silent again
+ * and again: a start under them waited with no line (90 s and more).
+ */
+const startDeadlineMs = 5_000;
 
 /** A client of any topology: the commands the counters send are the same. */
 export type RedisClient = Redis | Cluster;
@@ -87,8 +93,14 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
     reason = error.message;
   };
   client.on('error', noted);
+  let deadline: NodeJS.Timeout | undefined;
   try {
-    await client.connect();
+    await Promise.race([
+      client.connect(),
+      new Promise((_, reject) => {
+        deadline = setTimeout(() => reject(new Error('no answer')), startDeadlineMs);
+      }),
+    ]);
     return client;
   } catch {
     client.disconnect();
@@ -96,6 +108,7 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
       `REDIS_URL: Redis at ${redisHosts(address)} cannot be reached (${reason}); check that it is running and reachable, and the URL.`,
     );
   } finally {
+    clearTimeout(deadline);
     client.off('error', noted);
   }
 }
