@@ -1,5 +1,6 @@
 // The GitHub workflows cannot run here; they are validated against GitHub's workflow schema instead
 // (@action-validator/core), and checked for what they promise.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,36 @@ describe('.github/workflows', () => {
     // Both contracts: a change to the admin contract alone is reviewed too.
     const paths = /pull_request:\n\s+paths: \[(.*)\]/.exec(review)?.[1] ?? '';
     expect(paths.split(',').map((p) => p.trim())).toContain('"spec/**"');
+  });
+
+  it('CI installs every program the suites drive, from the one list the test command installs from', () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const list = readFileSync(join(root, 'packages/test-support/bin/debian-tools.list'), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() && !line.startsWith('#'))
+      .map((line) => line.split(/\s+/)[0]);
+    // Every command a suite looks for: toolFor(suite, command, …) in the suites, tool(command, …) in the
+    // server's vitest configuration.
+    const sources = execFileSync('git', ['ls-files', '*.ts'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => file && !file.includes('test-support/src/tools.ts'))
+      .map((file) => readFileSync(join(root, file), 'utf8'))
+      .join('\n');
+    const looked = [
+      ...sources.matchAll(/toolFor\(\s*'[^']*',\s*'([^']+)'/g),
+      ...sources.matchAll(/\btool\(\s*'([^']+)'/g),
+    ].map((m) => m[1]);
+    expect(looked.length).toBeGreaterThan(5);
+    expect([...new Set(looked)].filter((command) => !list.includes(command))).toEqual([]);
+    const ci = read('ci.yml');
+    expect(ci).toMatch(/run: sudo [^\n]*sh packages\/test-support\/bin\/debian-tools\.sh/);
+    expect(ci).not.toMatch(/apt-get install/); // no second list
+    expect(ci).toContain('CHROMIUM_PATH:'); // not Ubuntu's snap stub
+    const script = readFileSync(join(root, 'packages/test-support/bin/debian-tools.sh'), 'utf8');
+    expect(script).toContain('debian-tools.list');
+    expect(readFileSync(join(root, 'package.json'), 'utf8')).toContain(
+      'sh packages/test-support/bin/debian-tools.sh',
+    );
   });
 
   it('publishing uses the Changesets action with the release script', () => {

@@ -1,22 +1,21 @@
 #!/bin/sh
-# The Debian programs some suites drive (faketime for the sunset clock, chromium for the browser suites,
-# nginx for the reverse-proxy suite, script from bsdutils for a terminal, pgbouncer for the suites through a
-# pooler, podman with runc and debootstrap for the container image, prometheus for its rules), installed
-# when missing, as the
-# first step of `pnpm test`: the README's test command is the whole set-up. Without root or apt-get nothing is installed; the suites that
-# need a missing program are then skipped, each with one line naming the package (failures under CI=true;
-# see src/tools.ts). Never fails by itself: a failed install leaves those suites to skip or fail.
+# The Debian programs some suites drive (debian-tools.list beside this script: the sunset clock, the
+# browser suites, the reverse proxy, a terminal, the pooler, the container image, the alert rules, the Redis
+# topologies and TLS), installed when missing, as the first step of `pnpm test` (and of the GitHub CI, with
+# sudo): the README's test command is the whole set-up. Without root or apt-get nothing is installed; the
+# suites that need a missing program are then skipped, each with one line naming the package (failures
+# under CI=true; see src/tools.ts). Chromium may come from CHROMIUM_PATH instead (a runner's own Chrome).
+# Never fails by itself: a failed install leaves those suites to skip or fail.
+list="${0%/*}/debian-tools.list"
+found() {
+  command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/usr/bin/$1" ] ||
+    { [ "$1" = chromium ] && { command -v chromium-browser >/dev/null 2>&1 || [ -n "$CHROMIUM_PATH" ]; }; }
+}
 missing=""
-command -v faketime >/dev/null 2>&1 || missing="$missing faketime"
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$CHROMIUM_PATH" ] ||
-  missing="$missing chromium"
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
-command -v script >/dev/null 2>&1 || missing="$missing bsdutils"
-command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || missing="$missing pgbouncer"
-command -v podman >/dev/null 2>&1 || missing="$missing podman"
-command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
-command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
-command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
+while read -r command package; do
+  case "$command" in '' | '#'*) continue ;; esac
+  found "$command" || case " $missing " in *" $package "*) ;; *) missing="$missing $package" ;; esac
+done <"$list"
 [ -z "$missing" ] && exit 0
 if [ -n "$SKIP_DEBIAN_INSTALL" ]; then
   echo "SKIP_DEBIAN_INSTALL is set: not installing$missing; the suites that need them are skipped" >&2
