@@ -41,7 +41,8 @@ export const errorCodes = [
   "header_fields_too_large",
   "internal_error",
   "not_implemented",
-  "service_unavailable"
+  "service_unavailable",
+  "write_unconfirmed"
 ] as const;
 
 export const errorStatuses = {
@@ -63,7 +64,8 @@ export const errorStatuses = {
   "header_fields_too_large": 431,
   "internal_error": 500,
   "not_implemented": 501,
-  "service_unavailable": 503
+  "service_unavailable": 503,
+  "write_unconfirmed": 503
 } as const;
 
 export const petStatuses = [

@@ -150,6 +150,7 @@ export interface components {
          *     | `internal_error` | 500 | an unexpected failure; the message is generic, the request id identifies it in the logs |
          *     | `not_implemented` | 501 | a method the service does not know at all (not one of HTTP's registered methods) |
          *     | `service_unavailable` | 503 | the store is unreachable or busy for now (see `Retry-After`); nothing was changed |
+         *     | `write_unconfirmed` | 503 | the store did not confirm a change (the connection to it was lost after the change was sent): it may have been made; check, or send it again with the same `Idempotency-Key` (see `Retry-After`) |
          *
          *     New codes may be added in a minor version of the interface; clients should treat an unknown code by
          *     its `status`.
@@ -165,7 +166,7 @@ export interface components {
              *     clients treat a code they do not know by its `status`.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable";
+            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "write_unconfirmed";
             /** @description Human-readable description. Never contains secrets or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */

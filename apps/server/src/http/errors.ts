@@ -13,8 +13,23 @@ const unwritableMessages = {
   read_only: "The store's files cannot be written; nothing was changed. Retry later.",
 };
 
-/** The 503 for a store failure: a short wait when it is unreachable or busy, longer when it cannot write. */
-export function storeUnavailable(failure: StoreUnavailableError): HttpError {
+/** Methods that change nothing: a store failure during one changed nothing, whatever its outcome. */
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The 503 for a store failure: a short wait when it is unreachable or busy, longer when it cannot write.
+ * A write whose statement may have been carried out (`method` not safe, the connection lost after it was
+ * sent) is told so, not "nothing was changed".
+ */
+export function storeUnavailable(failure: StoreUnavailableError, method = 'GET'): HttpError {
+  if (failure.outcomeUnknown && !safeMethods.has(method)) {
+    return new HttpError(
+      503,
+      'The store did not confirm this change: it may have been made. Check before sending it again, or send it again with the same Idempotency-Key, which answers with what was made.',
+      'write_unconfirmed',
+      { 'Retry-After': '5' },
+    );
+  }
   if (failure instanceof StoreUnwritableError) {
     return new HttpError(503, unwritableMessages[failure.reason], 'service_unavailable', {
       'Retry-After': '30',
@@ -58,7 +73,7 @@ export function errorHandler(
 ) {
   return function errorHandler(error: Failure, req: Request, res: Response, _next: NextFunction) {
     const store = storeFailure(error);
-    const failure = store ? storeUnavailable(store) : toHttpError(error);
+    const failure = store ? storeUnavailable(store, req.method) : toHttpError(error);
     if (store instanceof StoreUnwritableError) {
       storeErrors?.inc({ reason: store.reason });
       health?.failedWrite(store.reason, store.message); // logged once per episode, not per request

@@ -1,9 +1,18 @@
 /**
  * The store cannot answer right now (unreachable, restarting, busy): the request changed nothing and may
- * be retried. The HTTP layer answers 503 `service_unavailable` with Retry-After.
+ * be retried. The HTTP layer answers 503 `service_unavailable` with Retry-After. `outcomeUnknown`: the
+ * connection was lost after a statement was sent, so the store may have carried it out (an autocommit
+ * INSERT committed before the answer was lost): a write is then answered `write_unconfirmed`, never
+ * "nothing was changed".
  */
 export class StoreUnavailableError extends Error {
   override name = 'StoreUnavailableError';
+  constructor(
+    message: string,
+    readonly outcomeUnknown = false,
+  ) {
+    super(message);
+  }
 }
 
 /**

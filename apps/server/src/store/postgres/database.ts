@@ -106,13 +106,29 @@ export function connectionLost(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether a lost connection may have carried the statement out: it was lost after the statement was sent
+ * (reset, closed or silent mid-query), not while connecting. The server's own errors (an SQLSTATE) say
+ * the statement failed.
+ */
+function lostAfterSending(error: unknown): boolean {
+  const e = error as NodeJS.ErrnoException;
+  if (/trying to connect|connection timeout/i.test(e.message ?? '')) return false;
+  return (
+    ['ECONNRESET', 'EPIPE'].includes(e.code ?? '') ||
+    /Connection terminated unexpectedly|Query read timeout|Client has encountered a connection error/i.test(
+      e.message ?? '',
+    )
+  );
+}
+
 /** The store's error for a PostgreSQL failure (503 for "not now"), or the error itself (a bug). */
 export function translate(error: unknown): unknown {
   const e = error as NodeJS.ErrnoException & { code?: string };
   const notNow = (typeof e.code === 'string' && transient.test(e.code)) || connectionLost(error);
   if (!notNow) return error;
   const why = e.code ? `${e.code}${refusals[e.code] ? `: ${refusals[e.code]}` : ''}` : e.message;
-  return new StoreUnavailableError(`PostgreSQL is unavailable: ${why}`);
+  return new StoreUnavailableError(`PostgreSQL is unavailable: ${why}`, lostAfterSending(error));
 }
 
 /**

@@ -2,7 +2,7 @@
 import type pg from 'pg';
 import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
-import { IdempotencyClaimLostError } from '../unavailable.js';
+import { IdempotencyClaimLostError, StoreUnavailableError } from '../unavailable.js';
 import { connectionLost, type Pg, translate } from './database.js';
 
 const columns = petSelect();
@@ -34,6 +34,7 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
       } catch (error) {
         throw translate(error);
       }
+      let committing = false;
       try {
         await client.query('BEGIN');
         const { rows } = await client.query<PetRow>(insert, newPetValues(pet));
@@ -51,6 +52,7 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
             throw new IdempotencyClaimLostError('The Idempotency-Key was taken over by another request.');
           }
         }
+        committing = true;
         await client.query('COMMIT');
         client.release();
         return stored;
@@ -65,7 +67,12 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
             () => false,
           ));
         client.release(rolledBack ? undefined : true);
-        throw translate(error);
+        const failure = translate(error);
+        // Lost before its COMMIT was sent, the transaction is rolled back by the server: nothing changed.
+        if (failure instanceof StoreUnavailableError && failure.outcomeUnknown && !committing) {
+          throw new StoreUnavailableError(failure.message);
+        }
+        throw failure;
       }
     },
     async getMany(ids, status) {
