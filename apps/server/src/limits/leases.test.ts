@@ -403,6 +403,16 @@ describe('Leases across processes: no quota stranded', () => {
     expect(answers.slice(50).every((t) => !t.admitted && t.heldMs === 0)).toBe(true);
   });
 
+  it('remaining stays exact after its unused points go back (one process): the give-back is not counted as used', async () => {
+    const { leases, clock } = setup();
+    const one = leases();
+    await takeAll(one, 3, 50); // a point, then a lease covering the demand
+    expect(one.peek('minute:k', 50, 60_000).remaining).toBe(47);
+    await clock.advance(leaseMs + 10); // the lease's unused points go back to the window
+    expect(one.peek('minute:k', 50, 60_000).remaining).toBe(47);
+    expect((await one.take('minute:k', 50, 60_000)).remaining).toBe(46);
+  });
+
   it("never says 0 while another process holds points, and never rises between one process's answers", async () => {
     const { leases, clock } = setup();
     const [a, b] = [leases(), leases()];

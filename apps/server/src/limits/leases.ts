@@ -235,6 +235,10 @@ export class Leases {
     if (!lease.returning) {
       if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch !== epoch) return;
       lease.returning = { ...this.#reports.giveBackOf(lease, lease.left), epoch };
+      // The window's count as this process knows it drops by what goes back: else the points read as
+      // used by someone, and `remaining` fell by a whole lease when it went back (one process, no one
+      // else taking: 43 where 47 were left).
+      lease.used = Math.max(0, lease.used - lease.left);
       lease.left = 0;
     }
     const returning = lease.returning;
