@@ -81,36 +81,29 @@ describe('sunset guard', () => {
     expect(result).toEqual({ code, output: expect.stringMatching(message) });
   });
 
+  /** The guard on a spec without getPet, against the published contract, on `today`. */
+  const withoutGetPet = (today: string, root: string) =>
+    exitOf('sunset-guard.ts', [
+      '--spec',
+      fixture((s) => delete s.paths['/pets/{petId}']),
+      '--published',
+      fixture(),
+      '--today',
+      today,
+      '--root',
+      root,
+    ]);
+
   it('when the operation is gone from the spec on or after its sunset, then it passes', async () => {
-    const spec = fixture((s) => delete s.paths['/pets/{petId}']);
     for (const today of ['2030-12-05', '2031-01-01']) {
-      const result = await exitOf('sunset-guard.ts', [
-        '--spec',
-        spec,
-        '--published',
-        fixture(),
-        '--today',
-        today,
-        '--root',
-        changesets(),
-      ]);
+      const result = await withoutGetPet(today, changesets());
       expect(result.code, today).toBe(0);
     }
   });
 
   it('when the operation is gone before its sunset, then it fails naming the date, even with a major changeset announcing it', async () => {
-    const spec = fixture((s) => delete s.paths['/pets/{petId}']);
     for (const today of ['2026-11-27', '2030-12-04']) {
-      const result = await exitOf('sunset-guard.ts', [
-        '--spec',
-        spec,
-        '--published',
-        fixture(),
-        '--today',
-        today,
-        '--root',
-        changesets(removal),
-      ]);
+      const result = await withoutGetPet(today, changesets(removal));
       expect(result, today).toEqual({
         code: 1,
         output: expect.stringMatching(

@@ -83,8 +83,9 @@ const untilAdmitted = (states: WindowState[], now: number): number =>
  * A refusal, the one way each is built: the wait is the longest exhausted window or the ban (`banMs`), and
  * the windows are shown as the client should read them, every one naming that same wait. An exhausted
  * window resets (for this client) only when a request would be admitted again, and during a ban no window
- * has anything left until the ban ends. `atMostMs`: the longest wait this answer may ask, when what it
- * knows may change sooner (a ban answered from memory, a key's new terms on their way to every instance).
+ * has anything left until the ban ends. `atMostMs`: the longest wait Retry-After may ask, when what it
+ * knows may change sooner (points held elsewhere, a ban answered from memory, a key's new terms on their
+ * way to every instance); the windows still name the real wait.
  */
 function refused(
   states: WindowState[],
