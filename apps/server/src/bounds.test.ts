@@ -7,7 +7,7 @@ import { propagationMs, propagationText } from './bounds.js';
 import { banCacheMs } from './limits/ban-cache.js';
 import { shortestWaitMs } from './limits/bans.js';
 import { instanceLiveMs, instancesCountMs } from './limits/insured.js';
-import { holdMs, leaseCoverMs, leaseMs, maxLease } from './limits/leases.js';
+import { holdMs, leaseCoverMs, leaseMs, maxLease } from './limits/lease-terms.js';
 import { reportMs } from './limits/policy.js';
 import { keyCacheMs } from './store/key-cache.js';
 import { usageFlushMs } from './usage/meter.js';

@@ -7,6 +7,44 @@ import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import type { GiveBack, Lease } from './lease.js';
 
+/**
+ * What one lease has to report, kept by this module alone: leases.ts records admissions and grants through
+ * the functions below, and the reports send and clear it.
+ */
+export type Ledger = {
+  /** Points used by requests and not yet added to the window's admitted count (see report). */
+  unreported: number;
+  /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
+  owed: number;
+  /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
+  unreportedLeased: number;
+  /**
+   * The report to the leased count on its way, if any: until it answers, its points are neither
+   * unreported nor known to be counted, so a give-back waits for it (leasedCountReported).
+   */
+  reportingLeased?: Promise<void>;
+};
+
+/** A window's ledger before anything was admitted or leased in it. */
+export const emptyLedger = (): Ledger => ({ unreported: 0, owed: 0, unreportedLeased: 0 });
+
+/** A request admitted from the lease; `fromStandIn`: from a stand-in's points (owed to the shared store). */
+export function recordAdmitted(ledger: Ledger, fromStandIn: boolean): void {
+  ledger.unreported++;
+  if (fromStandIn) ledger.owed++;
+}
+
+/** An admission withdrawn (the point was untaken: another window refused the request). */
+export function recordUnadmitted(ledger: Ledger, fromStandIn: boolean): void {
+  ledger.unreported = Math.max(0, ledger.unreported - 1);
+  if (fromStandIn) ledger.owed = Math.max(0, ledger.owed - 1);
+}
+
+/** Points granted by the shared store, to add to the window's leased count. */
+export function recordLeased(ledger: Ledger, points: number): void {
+  ledger.unreportedLeased += points;
+}
+
 /** The counter of the points of window `key` that requests used, reported by every process (`report`). */
 export const admittedCount = (key: string) => `admitted:${key}`;
 /**
@@ -18,7 +56,7 @@ export const leasedCount = (key: string) => `leased:${key}`;
 
 /** Waits until no report to the lease's leased count is on its way (a give-back counts on what it holds). */
 export async function leasedCountReported(lease: Lease): Promise<void> {
-  while (lease.reportingLeased) await lease.reportingLeased;
+  while (lease.ledger.reportingLeased) await lease.ledger.reportingLeased;
 }
 
 export class LeaseReports {
@@ -50,27 +88,28 @@ export class LeaseReports {
    * undone when the store answers again, so the next try does not count it twice.
    */
   async add(counter: string, lease: Lease, which: 'unreported' | 'owed' | 'unreportedLeased'): Promise<void> {
-    const untilEnd = lease.resetAt - this.now();
-    const points = lease[which];
+    const { ledger } = lease;
+    const untilEnd = lease.window.resetAt - this.now();
+    const points = ledger[which];
     if (points <= 0 || untilEnd <= 0 || this.store.epoch === fallbackEpoch) return;
-    lease[which] = 0;
-    const windowEnds = lease.resetAt;
+    ledger[which] = 0;
+    const windowEnds = lease.window.resetAt;
     const adding = this.store
       .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.holder, holdMs: 0 })
       .then((grant) => grant.epoch !== fallbackEpoch)
       .catch(() => false)
       .then((added) => {
-        if (!added && windowEnds > this.now()) lease[which] += points; // its window still runs
+        if (!added && windowEnds > this.now()) ledger[which] += points; // its window still runs
         // What a stand-in admitted is now taken in the shared window by this process: leased and used.
-        if (added && which === 'owed') lease.unreportedLeased += points;
+        if (added && which === 'owed') recordLeased(ledger, points);
       })
       .finally(() => this.#sending.delete(adding));
     this.#sending.add(adding);
     if (which !== 'unreportedLeased') return adding;
     const reporting: Promise<void> = adding.finally(() => {
-      if (lease.reportingLeased === reporting) lease.reportingLeased = undefined;
+      if (ledger.reportingLeased === reporting) ledger.reportingLeased = undefined;
     });
-    lease.reportingLeased = reporting;
+    ledger.reportingLeased = reporting;
     return reporting;
   }
 
@@ -89,17 +128,17 @@ export class LeaseReports {
    * leased (what is not reported yet is simply not reported). Named, so that it can be sent again.
    */
   giveBackOf(lease: Lease, points: number): GiveBack {
-    const unreported = Math.min(points, lease.unreportedLeased);
-    lease.unreportedLeased -= unreported;
+    const unreported = Math.min(points, lease.ledger.unreportedLeased);
+    lease.ledger.unreportedLeased -= unreported;
     return { points, reportedLeased: points - unreported, id: randomUUID() };
   }
 
   /** Sends a give-back (again: the store counts each name once). Whether the store took all of it. */
   async giveBack(key: string, lease: Lease, back: GiveBack): Promise<boolean> {
     const sent = await Promise.all([
-      this.store.giveBack(key, back.points, lease.resetAt, back.id),
+      this.store.giveBack(key, back.points, lease.window.resetAt, back.id),
       back.reportedLeased > 0 &&
-        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.resetAt, `${back.id}:leased`),
+        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.window.resetAt, `${back.id}:leased`),
     ]).then(
       () => true,
       () => false,

@@ -6,14 +6,14 @@ import { admittedCount } from './lease-reports.js';
 import {
   farLeases,
   holdMs,
-  Leases,
   leaseCoverMs,
   leaseMs,
   longCoverMs,
   longLeaseMs,
   maxLease,
   recheckMs,
-} from './leases.js';
+} from './lease-terms.js';
+import { Leases } from './leases.js';
 import { memoryCounters } from './memory-counters.js';
 
 beforeEach(() => {
@@ -387,6 +387,19 @@ describe('Leases across processes: no quota stranded', () => {
     const second = await untilRefused(b, 80);
     expect(second.filter((t) => t.admitted)).toHaveLength(8); // A's unused points, back
     expect(second.at(-1)).toMatchObject({ admitted: false, heldMs: 0, remaining: 0 }); // now used
+  });
+
+  it('a thousand keys holding points cost the process one timer, and each gives its points back on time', async () => {
+    const { leases, clock, store } = setup();
+    const one = leases();
+    const keys = Array.from({ length: 1_000 }, (_, i) => `minute:k${i}`);
+    for (const key of keys) await Promise.all([1, 2, 3].map(() => one.take(key, 800, 60_000))); // a lease each
+    expect(vi.getTimerCount()).toBe(1);
+    const held = async () => (await Promise.all(keys.map((key) => store.read(key)))).map((w) => w.used);
+    expect(new Set(await held())).toEqual(new Set([3 + 97])); // 3 admitted, 97 leased and unused, per key
+    await clock.advance(leaseMs + 25); // due over the milliseconds the keys took, one run of the timer each 25
+    expect(new Set(await held())).toEqual(new Set([3])); // every lease's unused points went back
+    expect(vi.getTimerCount()).toBe(0); // nothing left to do: no timer
   });
 
   it('one process alone never waits on its own hold: remaining is exact down to 0, then the refusal is final', async () => {

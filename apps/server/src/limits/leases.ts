@@ -6,7 +6,7 @@
 // - The limit is never exceeded: the store grants no more than the window has left (take is atomic), and
 //   a process admits only what it was granted.
 // - No quota is stranded: a lease lasts `leaseMs`, after which its unused points go back to the window
-//   (a timer, not the next request: an idle process gives back too), and the store holds the window's
+//   (the process's one timer, not the next request: an idle process gives back too), and the store holds the window's
 //   `heldUntil` a little longer (`holdMs`). A take that gets nothing while a hold runs is told when the
 //   points come back (`heldMs`, at most holdMs), and an exhausted window is asked again then; past the
 //   hold, "exhausted" means used. Unused points also go back on a graceful stop (release); a crash loses
@@ -36,34 +36,24 @@
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import type { Lease } from './lease.js';
-import { LeaseReports, leasedCountReported } from './lease-reports.js';
+import { type Lease, pointsLeft } from './lease.js';
+import {
+  emptyLedger,
+  LeaseReports,
+  leasedCountReported,
+  recordAdmitted,
+  recordLeased,
+  recordUnadmitted,
+} from './lease-reports.js';
+import { afterGrant, leaseMs, leaseTerms, measured, recheckAt, unknownPace } from './lease-terms.js';
 
-/** A lease covers this long of the process's demand on its window. */
-export const leaseCoverMs = 250;
-/** A lease's unused points go back to the window this long after its last grant. */
-export const leaseMs = 500;
-/**
- * How long the store holds a window's points as possibly out in leases: a lease's length, and as long
- * again for its give-back to arrive late (a busy event loop). A refusal asks at most this long a wait
- * while a hold runs.
- */
-export const holdMs = 1_000;
-/**
- * A lease taken far from its window's end (see leaseTerms) covers this long of the demand, and its unused
- * points go back `longLeaseMs` after its grant (a steady demand uses it up first); its hold lasts as much
- * longer as a short one's.
- */
-export const longCoverMs = 3_000;
-export const longLeaseMs = 4_000;
-/** Far from the window's end: what it has left would last this many long leases at its pace. */
-export const farLeases = 8;
-/** The most points one lease holds, whatever the demand: a crash under-admits by at most this many. */
-export const maxLease = 10_000;
 /** How many times one take may go round (see take) before its request fails. */
 const maxRounds = 10_000;
-/** An exhausted window is asked again at most this often (points given back by a stopping process). */
-export const recheckMs = 1_000;
+/**
+ * The process's one timer (see #due) runs at most this often: give-backs due closer together go in one run,
+ * a few milliseconds late at most (well within a hold's allowance for a late give-back, holdMs − leaseMs).
+ */
+const timerGapMs = 25;
 
 /**
  * A window as its caller sees it. One convention for time wherever a window is held: `resetAt`, when it
@@ -77,28 +67,24 @@ export type WindowView = { limit: number; remaining: number; resetAt: number };
  */
 export type Taken = WindowView & { admitted: boolean; heldMs: number };
 
-/**
- * The next lease of the window: long while what the window had left at the last take would last farLeases
- * long leases at its pace (the fastest seen between two of this process's takes in the window, or its
- * demand now; unknown before its second take in the window: short), else short. Its size is the process's
- * demand over the lease's cover, one point while that is unknown, an eighth of what is left at most; a
- * single point is used at once, so only a lease is held.
- */
-function leaseTerms(limit: number, lease: Lease) {
-  const left = limit - lease.used;
-  const pacePerMs = Math.max(lease.peakPacePerMs ?? Number.POSITIVE_INFINITY, lease.demandPerMs);
-  const long = left >= farLeases * longLeaseMs * pacePerMs;
-  const want = Math.min(
-    maxLease,
-    Math.max(1, Math.floor(left / 8)),
-    Math.max(1, Math.ceil(lease.demandPerMs * (long ? longCoverMs : leaseCoverMs))),
-  );
-  const lengthMs = long ? longLeaseMs : leaseMs;
-  return { want, lengthMs, holdMs: want > 1 ? lengthMs + holdMs - leaseMs : 0 };
+/** When something of the lease is due: its unused points' return, or a give-back to send again. */
+function dueAt(lease: Lease): number | undefined {
+  const { points, returning } = lease;
+  // A stand-in's points are never given back (they are dropped when the shared store answers again).
+  const heldAt =
+    points.state === 'held' && points.left > 0 && lease.window.epoch !== fallbackEpoch
+      ? points.returnAt
+      : Number.POSITIVE_INFINITY;
+  const at = Math.min(heldAt, returning?.retryAt ?? Number.POSITIVE_INFINITY);
+  return at === Number.POSITIVE_INFINITY ? undefined : at;
 }
 
 export class Leases {
   readonly #leases = new Map<string, Lease>();
+  /** The leases with something due (dueAt), which the process's one timer visits. */
+  readonly #pending = new Map<string, Lease>();
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
   /** Give-backs and reports of leases dropped mid-window (a limit changed), which a stop waits for. */
   readonly #settling = new Set<Promise<void>>();
   /** Set by release: a stop gave every point back, and nothing is returned later. */
@@ -127,15 +113,20 @@ export class Leases {
         await lease.refill;
         continue;
       }
-      if (lease && lease.left > 0) {
-        lease.left--;
-        lease.unreported++;
-        lease.usedSinceGrant++;
-        if (lease.epoch === fallbackEpoch) lease.owed++;
+      if (lease?.points.state === 'held') {
+        const points = lease.points;
+        points.left--;
+        if (points.left === 0) lease.points = { state: 'none' };
+        recordAdmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
+        lease.pace.usedSinceGrant++;
         return { admitted: true, heldMs: 0, ...this.#view(lease) };
       }
-      if (lease && this.#exhaustedRecently(lease)) {
-        return { admitted: false, heldMs: Math.max(0, lease.heldUntil - this.now()), ...this.#view(lease) };
+      if (lease && this.#refusedNow(lease)) {
+        return {
+          admitted: false,
+          heldMs: Math.max(0, lease.window.heldUntil - this.now()),
+          ...this.#view(lease),
+        };
       }
       await this.#refill(key, limit, windowMs, lease);
     }
@@ -148,20 +139,19 @@ export class Leases {
   decidesInMemory(key: string, limit: number): boolean {
     const lease = this.#current(key, limit);
     if (!lease) return false;
-    return Boolean(lease.refill) || lease.left > 0 || this.#exhaustedRecently(lease);
+    return Boolean(lease.refill) || pointsLeft(lease) > 0 || this.#refusedNow(lease);
   }
 
   /** Returns a point taken by `take` that the request did not use after all (another window refused it). */
   untake(key: string): void {
     const lease = this.#leases.get(key);
-    if (lease && lease.resetAt > this.now()) {
-      lease.left++;
-      lease.unreported = Math.max(0, lease.unreported - 1);
-      lease.usedSinceGrant = Math.max(0, lease.usedSinceGrant - 1);
-      lease.told = Math.min(lease.limit, lease.told + 1); // the answer that counted it is withdrawn
-      if (lease.epoch === fallbackEpoch) lease.owed = Math.max(0, lease.owed - 1);
-      this.#returnLater(key, lease);
-    }
+    if (!lease || lease.window.resetAt <= this.now()) return;
+    if (lease.points.state === 'held') lease.points.left++;
+    else lease.points = { state: 'held', left: 1, returnAt: this.now() }; // its lease is over: back at once
+    recordUnadmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
+    lease.pace.usedSinceGrant = Math.max(0, lease.pace.usedSinceGrant - 1);
+    lease.window.told = Math.min(lease.window.limit, lease.window.told + 1); // the answer that counted it is withdrawn
+    this.#due(key, lease);
   }
 
   /** The window as this process knows it, without asking the store (a full window when none is known). */
@@ -180,7 +170,7 @@ export class Leases {
     const grant = await this.store.take(key, 0, limit, windowMs, { holder: this.#holder, holdMs: 0 });
     const at = this.now();
     const lease = this.#leases.get(key);
-    const ownLeft = lease && lease.resetAt === grant.resetAt ? lease.left : 0;
+    const ownLeft = lease && lease.window.resetAt === grant.resetAt ? pointsLeft(lease) : 0;
     return grant.used >= limit && ownLeft === 0 && grant.heldUntil <= at && grant.resetAt > at
       ? grant.resetAt
       : 0;
@@ -189,8 +179,8 @@ export class Leases {
   /** Points of the window this process admitted, and leased, and has not reported yet (see report). */
   unreported(key: string): { admitted: number; leased: number } {
     const lease = this.#leases.get(key);
-    return lease && lease.resetAt > this.now()
-      ? { admitted: lease.unreported, leased: lease.unreportedLeased }
+    return lease && lease.window.resetAt > this.now()
+      ? { admitted: lease.ledger.unreported, leased: lease.ledger.unreportedLeased }
       : { admitted: 0, leased: 0 };
   }
 
@@ -207,6 +197,8 @@ export class Leases {
   /** Gives every unused point back to the store (a graceful stop), and returns nothing later; failures are ignored. */
   async release(): Promise<void> {
     this.#released = true;
+    clearTimeout(this.#timer);
+    this.#pending.clear();
     await Promise.all([...this.#leases].map(([key, lease]) => this.#return(key, lease)));
   }
 
@@ -217,58 +209,87 @@ export class Leases {
    */
   async #return(key: string, lease: Lease): Promise<void> {
     await leasedCountReported(lease);
-    clearTimeout(lease.returner);
-    lease.returner = undefined;
     const epoch = this.store.epoch ?? 0;
     // Ended with its window, or lost with a store that came back without its data: nothing to give back.
     if (
-      lease.resetAt <= this.now() ||
+      lease.window.resetAt <= this.now() ||
       (lease.returning && epoch !== fallbackEpoch && lease.returning.epoch !== epoch)
     ) {
       lease.returning = undefined;
     }
     const later = () => {
-      lease.returnAt = this.now() + leaseMs;
-      this.#returnLater(key, lease);
+      const at = this.now() + leaseMs;
+      if (lease.returning) lease.returning.retryAt = at;
+      if (lease.points.state === 'held') lease.points.returnAt = at;
+      this.#due(key, lease);
     };
     if (epoch === fallbackEpoch) return later();
     if (!lease.returning) {
-      if (lease.left <= 0 || lease.resetAt <= this.now() || lease.epoch !== epoch) return;
-      lease.returning = { ...this.#reports.giveBackOf(lease, lease.left), epoch };
+      const left = pointsLeft(lease);
+      if (left <= 0 || lease.window.resetAt <= this.now() || lease.window.epoch !== epoch) return;
+      const back = this.#reports.giveBackOf(lease, left);
+      lease.returning = { ...back, epoch, retryAt: this.now() + leaseMs };
       // The window's count as this process knows it drops by what goes back: else the points read as
       // used by someone, and `remaining` fell by a whole lease when it went back (one process, no one
       // else taking: 43 where 47 were left).
-      lease.used = Math.max(0, lease.used - lease.left);
-      lease.left = 0;
+      lease.window.used = Math.max(0, lease.window.used - left);
+      lease.points = { state: 'none' };
     }
     const returning = lease.returning;
     if (await this.#reports.giveBack(key, lease, returning)) {
       if (lease.returning === returning) lease.returning = undefined;
-      if (lease.left > 0) later(); // points untaken meanwhile
+      if (pointsLeft(lease) > 0) later(); // points untaken meanwhile
     } else if (this.#leases.get(key) === lease) later();
   }
 
   /**
-   * Gives the lease's unused points back leaseMs after its last grant, by a timer of its own (one per
-   * lease, moved by every grant), so an idle process strands nothing.
+   * Notes that something of the lease is due (dueAt: its unused points go back at the end of its length, a
+   * give-back is sent again), for the process's one timer: not one timer per lease, so that ten thousand
+   * keys cost one timer, and an idle process strands nothing.
    */
-  #returnLater(key: string, lease: Lease): void {
-    if (this.#released || lease.returner || (lease.epoch === fallbackEpoch && !lease.returning)) return;
-    const wait = Math.max(0, lease.returnAt - this.now());
-    lease.returner = setTimeout(() => {
-      lease.returner = undefined;
-      if (this.#leases.get(key) !== lease || lease.refill) return; // dropped, or a grant on its way
-      if (this.now() < lease.returnAt) this.#returnLater(key, lease);
-      else void this.#return(key, lease);
-    }, wait);
-    lease.returner.unref();
+  #due(key: string, lease: Lease): void {
+    const at = dueAt(lease);
+    if (this.#released || at === undefined) return;
+    this.#pending.set(key, lease);
+    this.#arm(at);
+  }
+
+  #arm(at: number): void {
+    if (this.#timer && this.#timerAt <= at) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = setTimeout(() => this.#runDue(), Math.max(0, at - this.now()));
+    this.#timer.unref();
+  }
+
+  /** The timer's run: gives back what is due, and arms the timer for what is due next. */
+  #runDue(): void {
+    this.#timer = undefined;
+    this.#timerAt = Number.POSITIVE_INFINITY;
+    const now = this.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const [key, lease] of this.#pending) {
+      const at = dueAt(lease);
+      if (this.#leases.get(key) !== lease || at === undefined) {
+        this.#pending.delete(key); // dropped, or nothing due any more
+      } else if (at > now || lease.refill) {
+        next = Math.min(next, Math.max(at, now)); // a grant on its way moves it, or it is looked at again
+      } else {
+        this.#pending.delete(key);
+        void this.#return(key, lease);
+      }
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.#arm(Math.max(next, now + timerGapMs));
   }
 
   /** Forgets leases whose windows have ended (memory stays bounded by the live windows). */
   sweep(): void {
     const now = this.now();
     for (const [key, lease] of this.#leases) {
-      if (lease.resetAt <= now && !lease.refill) this.#leases.delete(key);
+      if (lease.window.resetAt <= now && !lease.refill) {
+        this.#leases.delete(key);
+        this.#pending.delete(key);
+      }
     }
   }
 
@@ -280,26 +301,27 @@ export class Leases {
     const lease = this.#leases.get(key);
     if (!lease || lease.refill) return lease;
     const epoch = this.store.epoch ?? 0;
-    if (lease.epoch !== epoch && lease.epoch !== fallbackEpoch && epoch !== fallbackEpoch) {
+    const window = lease.window;
+    if (window.epoch !== epoch && window.epoch !== fallbackEpoch && epoch !== fallbackEpoch) {
       // The shared store came back without its data: its points, and what they admitted, are gone.
       this.#leases.delete(key);
       return undefined;
     }
-    if (lease.epoch === fallbackEpoch && epoch !== fallbackEpoch) {
+    if (window.epoch === fallbackEpoch && epoch !== fallbackEpoch) {
       // The shared store answers again: the stand-in's points go; what they admitted is owed to it (#refill).
-      lease.left = 0;
-      lease.exhaustedAt = undefined;
+      lease.points = { state: 'none' };
     }
-    if (lease.resetAt > this.now() && lease.limit === limit) return lease;
+    if (window.resetAt > this.now() && window.limit === limit) return lease;
     this.#leases.delete(key);
-    clearTimeout(lease.returner);
+    this.#pending.delete(key);
     // The key's limit changed mid-window: what this process holds goes back, the new limit applies; what
     // it admitted is reported.
-    if (lease.limit !== limit && lease.resetAt > this.now()) {
+    if (window.limit !== limit && window.resetAt > this.now()) {
       const settled = (async () => {
         await leasedCountReported(lease);
+        const left = pointsLeft(lease);
         await Promise.all([
-          lease.left > 0 && this.#reports.giveBack(key, lease, this.#reports.giveBackOf(lease, lease.left)),
+          left > 0 && this.#reports.giveBack(key, lease, this.#reports.giveBackOf(lease, left)),
           this.#reports.report(key, lease),
         ]);
       })().then(() => {
@@ -314,8 +336,8 @@ export class Leases {
    * The store found the window exhausted, and it is not time to ask again: refuse without asking. Again
    * at the hold's end when points were held (they come back by then), else after recheckMs.
    */
-  #exhaustedRecently(lease: Lease): boolean {
-    return lease.exhaustedAt !== undefined && this.now() < lease.recheckAt;
+  #refusedNow(lease: Lease): boolean {
+    return lease.points.state === 'refused' && this.now() < lease.points.recheckAt;
   }
 
   /**
@@ -324,29 +346,19 @@ export class Leases {
    * earlier answer of this process in the window.
    */
   #view(lease: Lease): WindowView {
-    let remaining = Math.max(0, lease.limit - lease.used + lease.left);
-    if (remaining === 0 && lease.heldUntil > this.now()) remaining = 1;
-    lease.told = Math.min(lease.told, remaining);
-    return { limit: lease.limit, remaining: lease.told, resetAt: lease.resetAt };
+    const window = lease.window;
+    let remaining = Math.max(0, window.limit - window.used + pointsLeft(lease));
+    if (remaining === 0 && window.heldUntil > this.now()) remaining = 1;
+    window.told = Math.min(window.told, remaining);
+    return { limit: window.limit, remaining: window.told, resetAt: window.resetAt };
   }
 
   #refill(key: string, limit: number, windowMs: number, previous: Lease | undefined): Promise<void> {
     const lease: Lease = previous ?? {
-      limit,
-      left: 0,
-      used: 0,
-      resetAt: 0,
-      epoch: 0,
-      unreported: 0,
-      owed: 0,
-      unreportedLeased: 0,
-      recheckAt: 0,
-      heldUntil: 0,
-      told: limit,
-      grantedAt: 0,
-      usedSinceGrant: 0,
-      demandPerMs: 0,
-      returnAt: 0,
+      window: { limit, used: 0, resetAt: 0, heldUntil: 0, epoch: 0, told: limit },
+      points: { state: 'none' },
+      pace: unknownPace(),
+      ledger: emptyLedger(),
     };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
@@ -356,56 +368,37 @@ export class Leases {
         // once): when the take finds the window exhausted, it asks again at once rather than refuse.
         await this.#reports.add(key, lease, 'owed');
         const resent = lease.returning ? this.#return(key, lease).then(() => !lease.returning) : undefined;
-        // The pace since the last grant (over at least a millisecond); none known before the first.
-        if (lease.grantedAt > 0) {
-          lease.demandPerMs = lease.usedSinceGrant / Math.max(1, this.now() - lease.grantedAt);
-        }
-        const terms = leaseTerms(limit, lease);
+        lease.pace = measured(lease.pace, this.now());
+        const terms = leaseTerms(limit - lease.window.used, lease.pace);
         const grant = await this.store.take(key, terms.want, limit, windowMs, {
           holder: this.#holder,
           holdMs: terms.holdMs,
         });
         const at = this.now();
-        lease.epoch = grant.epoch ?? 0;
+        const window = lease.window;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it).
         // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
-        const sameWindow = lease.resetAt > at;
-        // The window's pace since this process's last take: what the others took, and its own demand. The
-        // fastest of the window is kept: after a pause the window is as busy as it was before it. What the
-        // others took is leases, each of a quarter second of their demand at least: over less time, one
-        // lease landing between two takes of this process would read as a rush.
-        const othersPerMs = () =>
-          Math.max(0, grant.used - grant.granted - lease.used) / Math.max(leaseCoverMs, at - lease.grantedAt);
-        lease.peakPacePerMs =
-          sameWindow && lease.grantedAt > 0
-            ? Math.max(lease.peakPacePerMs ?? 0, othersPerMs() + lease.demandPerMs)
-            : undefined;
-        lease.left = (sameWindow ? lease.left : 0) + grant.granted;
+        const sameWindow = window.resetAt > at;
+        lease.pace = afterGrant(lease.pace, at, grant.used - grant.granted - window.used, sameWindow);
+        const kept = sameWindow && lease.points.state === 'held' ? lease.points : undefined;
+        const left = (kept?.left ?? 0) + grant.granted;
+        if (grant.granted > 0) lease.points = { state: 'held', left, returnAt: at + terms.lengthMs };
+        else lease.points = kept && left > 0 ? kept : { state: 'none' };
+        window.epoch = grant.epoch ?? 0;
         if (!sameWindow) {
-          lease.unreported = 0;
-          lease.owed = 0;
-          lease.unreportedLeased = 0;
-          lease.told = limit;
+          lease.ledger = emptyLedger();
+          window.told = limit;
         }
-        if (lease.epoch !== fallbackEpoch) lease.unreportedLeased += grant.granted;
-        lease.used = grant.used;
-        lease.resetAt = grant.resetAt;
-        lease.heldUntil = grant.heldUntil;
+        if (window.epoch !== fallbackEpoch) recordLeased(lease.ledger, grant.granted);
+        window.used = grant.used;
+        window.resetAt = grant.resetAt;
+        window.heldUntil = grant.heldUntil;
         const exhausted = grant.granted === 0 && !(resent && (await resent));
-        lease.exhaustedAt = exhausted ? at : undefined;
-        // Asked again within recheckMs, or when the points held elsewhere come back if sooner: a refusal
-        // while they are held asks a wait of 1 s (policy.ts), and the next take must then ask the store.
-        lease.recheckAt = Math.min(
-          at + recheckMs,
-          grant.heldUntil > at ? grant.heldUntil : Number.POSITIVE_INFINITY,
-        );
-        lease.grantedAt = at;
-        lease.usedSinceGrant = 0;
-        if (grant.granted > 0) {
-          lease.returnAt = at + terms.lengthMs;
-          this.#returnLater(key, lease);
+        if (exhausted && pointsLeft(lease) === 0) {
+          lease.points = { state: 'refused', recheckAt: recheckAt(at, grant.heldUntil) };
         }
+        this.#due(key, lease);
       } finally {
         lease.refill = undefined;
       }

@@ -2,7 +2,7 @@
 // no real sleeps. The engines' own counters are tested against the real engines (test/every-topology/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { propagationMs } from '../bounds.js';
-import { holdMs } from './leases.js';
+import { holdMs } from './lease-terms.js';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
 

@@ -6,7 +6,7 @@
 // process's answers.
 import { createKey, enterprise } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holdMs } from '../../src/limits/leases.js';
+import { holdMs } from '../../src/limits/lease-terms.js';
 import {
   call,
   freshStore,
