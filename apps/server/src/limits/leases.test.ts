@@ -236,6 +236,33 @@ describe('Leases', () => {
     expect(one.peek('minute:k', 80, 60_000).remaining).toBe(79);
   });
 
+  it('gives back points untaken while a take was on its way, even when that take got nothing', async () => {
+    const { clock, store } = setup();
+    let answered = Promise.resolve(); // the store answers a take once this settles
+    const late: CounterStore = {
+      ...store,
+      take: async (...args) => {
+        await answered;
+        return store.take(...args);
+      },
+    };
+    const one = new Leases(late, clock.now);
+    expect((await one.take('minute:k', 3, 60_000)).admitted).toBe(true);
+    await store.take('minute:k', 2, 3, 60_000); // another process uses the rest
+    let answer = () => {};
+    answered = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const taking = one.take('minute:k', 3, 60_000); // asks the store, which answers late
+    one.untake('minute:k'); // two requests another window refused: their points are unused
+    one.untake('minute:k');
+    await clock.advance(leaseMs); // their give-back falls due while the take is on its way
+    answer();
+    expect((await taking).admitted).toBe(true); // one of them serves it
+    await clock.advance(leaseMs);
+    expect((await store.read('minute:k')).used).toBe(2); // the other went back to the window
+  });
+
   it('reports what each process admitted apart from what it leased, and keeps a failed report for the next', async () => {
     const { leases, store, clock } = setup();
     const [a, b] = [leases(), leases()];
