@@ -20,7 +20,6 @@ export type SharedStoreWatch = {
   onReady(listener: () => void): void;
   /** Whether the connection is up, so worth a probe (when not, onReady will say when it is back). */
   connected(): boolean;
-  ping(): Promise<unknown>;
   /** Whether the store still holds what this process left in it (its marker): false when it lost its data. */
   kept(): Promise<boolean>;
   /** Leaves this process's marker in the store (again). */
@@ -65,6 +64,17 @@ export function breaker(
     );
   };
   let returning: Promise<void> | undefined;
+  /**
+   * The store lost its data (its marker is gone): a new epoch, so that the points leased from the old one
+   * are dropped (leases.ts), and one line.
+   */
+  const emptied = async () => {
+    epoch++;
+    await watch.remember().catch(() => {});
+    logger.warn(
+      `${watch.name} came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over`,
+    );
+  };
   /** The store answers again: shared once its marker says which epoch it is in. */
   const back = () => {
     if (!down || returning) return;
@@ -72,13 +82,7 @@ export function breaker(
       .kept()
       .then(
         async (kept) => {
-          if (!kept) {
-            epoch++;
-            await watch.remember().catch(() => {});
-            logger.warn(
-              `${watch.name} came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over`,
-            );
-          }
+          if (!kept) await emptied();
           down = undefined;
           logger.warn(`${watch.name} reachable again: rate limits are shared across instances again`);
           if (kept) returned(); // a store that lost its data lost those takes too
@@ -93,13 +97,20 @@ export function breaker(
   // blocked) is reconnected by the client; the calls meanwhile wait for it (insured.ts).
   watch.onLost((reason, planned) => (planned || !stalls.recent() ? lost(reason, planned) : undefined));
   watch.onReady(back);
+  // The probe asks whether the marker is still there, which is a ping too: a store flushed while it
+  // answered (FLUSHALL, an eviction) is noticed within a probe, not never (points leased before it kept
+  // admitting, counted nowhere: 106 over a new window's limit).
   let probing = false;
   const probe = setInterval(() => {
     if (!watch.connected() || probing) return;
     probing = true;
+    const answered = (kept: boolean) => {
+      if (down) back();
+      else if (!kept && !stopped) return emptied(); // flushed, or restarted between two probes
+    };
     watch
-      .ping()
-      .then(back, (error: Error) => (stalls.recent() ? undefined : lost(error.message)))
+      .kept()
+      .then(answered, (error: Error) => (stalls.recent() ? undefined : lost(error.message)))
       .finally(() => {
         probing = false;
       });

@@ -13,7 +13,6 @@ const watch: SharedStoreWatch = {
   onLost: () => {},
   onReady: () => {},
   connected: () => true,
-  ping: async () => 'PONG',
   kept: async () => true,
   remember: async () => {},
   forget: async () => {},

@@ -334,6 +334,31 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
   });
 
+  it('a Redis flushed while it answers (FLUSHALL) is noticed within a probe: leased points dropped, one line, the new window admits its limit and no more', async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    cleanups.push(() => server.close());
+    const limit = 800;
+    const key = await server.key({ perMinute: limit, perDay: 100_000 });
+    for (let i = 0; i < 200; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const redisView = new Redis(redis.url);
+    cleanups.push(() => redisView.disconnect());
+    await redisView.flushall();
+    const line = 'Redis came back empty';
+    for (let i = 0; i < 20 && !server.logs.join('').includes(line); i++) await sleep(100);
+    expect(server.logs.join('').split(line)).toHaveLength(2); // within the probe's 500 ms, and once
+    const statuses: number[] = [];
+    for (let batch = 0; batch < 9; batch++) {
+      statuses.push(
+        ...(await Promise.all(
+          Array.from({ length: 100 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+        )),
+      );
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+    expect(server.logs.join('')).not.toContain('Redis unreachable'); // it answered throughout
+  });
+
   it('Redis stalled three times under load: every take that was carried out after its answer was given up on is undone, so the day counts exactly what was admitted', async () => {
     const redis = await privateRedis();
     const store = { ...(await freshStore()), REDIS_URL: redis.url };

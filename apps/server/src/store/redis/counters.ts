@@ -278,7 +278,6 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
       onLost: (listener) => gate.events.on('lost', listener),
       onReady: (listener) => gate.events.on('ready', listener),
       connected: gate.connected,
-      ping: () => redis.ping(),
       kept: async () => (await redis.exists(marker)) === 1,
       remember,
       forget: () => {
