@@ -1,17 +1,40 @@
 // `pnpm release [--dry-run] [--skip-tests]`: build, test, then publish the fixed group with Changesets to
 // the registry npm is configured for (for the @animal-store scope: `npm config get @animal-store:registry`,
-// else `registry`). A version of the group that the registry already has stops the release before anything
-// is published (Changesets would skip it silently). --dry-run publishes nothing and needs no network: it
-// packs each package and lists its tarball.
+// else `registry`), and tag the release commit `v<version>`: one tag for the group, which has one version
+// (Changesets' own per-package tags, `@animal-store/server@2.3.0`, are not made). A version of the group
+// that the registry already has stops the release before anything is published (Changesets would skip it
+// silently). --dry-run publishes nothing and needs no network: it packs each package and lists its tarball.
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 
-const { values: args } = parseArgs({
-  options: {
-    'dry-run': { type: 'boolean', default: false },
-    'skip-tests': { type: 'boolean', default: false },
-  },
-});
+const usage = `Usage: pnpm release [--dry-run] [--skip-tests]
+
+Builds, runs every test (pnpm test), then publishes @animal-store/spec, @animal-store/server and
+@animal-store/client at their one version, and tags the commit v<version>. Nothing is published when a
+test fails or the registry already has that version. docs/releasing.md has the whole flow.
+
+  --dry-run     pack each package and list its files instead of publishing (no network)
+  --skip-tests  build only, then publish or pack
+  --help        this text
+`;
+
+let args: { 'dry-run': boolean; 'skip-tests': boolean; help: boolean };
+try {
+  args = parseArgs({
+    options: {
+      'dry-run': { type: 'boolean', default: false },
+      'skip-tests': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }).values;
+} catch (error) {
+  process.stderr.write(`release: ${(error as Error).message}\n\n${usage}`);
+  process.exit(2);
+}
+if (args.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 const dryRun = args['dry-run'];
 const run = (args: string[], cwd?: string) =>
   execFileSync('pnpm', args, { stdio: 'inherit', ...(cwd && { cwd }) });
@@ -48,5 +71,23 @@ if (dryRun) {
     );
     process.exit(1);
   }
-  run(['changeset', 'publish']);
+  run(['changeset', 'publish', '--no-git-tag']);
+  tagRelease(published[0]?.version as string);
+}
+
+/** Tags HEAD `v<version>` (annotated), where it is a commit and the tag is not there yet. */
+function tagRelease(version: string) {
+  const tag = `v${version}`;
+  const git = (...gitArgs: string[]) =>
+    execFileSync('git', gitArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  try {
+    git('rev-parse', '--verify', 'HEAD');
+  } catch {
+    process.stdout.write(`release: not tagged (no commit yet): tag the release commit ${tag} by hand\n`);
+    return;
+  }
+  if (git('tag', '--list', tag) === '') git('tag', '--annotate', tag, '--message', `Animal Store ${version}`);
+  process.stdout.write(
+    `release: ${tag} names ${git('rev-parse', '--short=7', 'HEAD')}; push it: git push origin ${tag}\n`,
+  );
 }

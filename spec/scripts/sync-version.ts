@@ -12,12 +12,3 @@ if (!document.hasIn(['info', 'version'])) throw new Error('info.version not foun
 document.setIn(['info', 'version'], version);
 writeFileSync(specRoot, document.toString({ lineWidth: 0 }));
 process.stdout.write(`openapi.yaml info.version = ${version}\n`);
-
-// The container image is labelled with the release too (apps/server/test/image/container.test.ts checks it).
-const containerfile = join(specDir, '..', 'Containerfile');
-const labelled = readFileSync(containerfile, 'utf8').replace(
-  /(org\.opencontainers\.image\.version=)"[^"]*"/,
-  `$1"${version}"`,
-);
-writeFileSync(containerfile, labelled);
-process.stdout.write(`Containerfile org.opencontainers.image.version = ${version}\n`);

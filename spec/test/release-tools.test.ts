@@ -436,3 +436,20 @@ describe('the releases table (docs/releasing.md)', () => {
     },
   );
 });
+
+describe('pnpm release, asked how', () => {
+  it('--help prints the usage and exits 0, before building anything', async () => {
+    const { code, output } = await exitOf('release.ts', ['--help']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/^Usage: pnpm release \[--dry-run\] \[--skip-tests\]/);
+    expect(output).toContain('v<version>');
+  });
+
+  it('an unknown option is one line and the usage, exit 2, no stack trace', async () => {
+    const { code, output } = await exitOf('release.ts', ['--publish-now']);
+    expect(code).toBe(2);
+    expect(output).toMatch(/^release: Unknown option '--publish-now'/);
+    expect(output).toContain('Usage: pnpm release');
+    expect(output).not.toMatch(/\n\s+at /);
+  });
+});

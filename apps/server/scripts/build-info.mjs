@@ -4,7 +4,8 @@
 // metadata, `2.0.0+1a2b3c4`, so that an instance built from main is never taken for the release it follows.
 // The release's commit is the one that versioned it: the last to change this package's CHANGELOG.md
 // (`pnpm version-packages` writes it). Outside a git checkout (a package installed from the registry),
-// the release's version.
+// the release's version. A build without the checkout (the container image's: .git is not in its context)
+// is told the version by BUILD_VERSION, which `--print` computes on the host (docs/container.md).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 const here = fileURLToPath(new URL('..', import.meta.url));
 
 /** The version a build of the package in `dir` (its folder, with package.json) at HEAD reports. */
-export function buildVersion(dir = here) {
+export function buildVersion(dir = here, given = process.env.BUILD_VERSION) {
+  if (given) {
+    if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.test(given))
+      throw new Error(`BUILD_VERSION: ${given} is not a version (2.2.0, or 2.2.0+1a2b3c4)`);
+    return given;
+  }
   const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   const git = (...args) => {
     try {
@@ -29,7 +35,9 @@ export function buildVersion(dir = here) {
   return released === head ? version : `${version}+${head}`;
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--print') {
+  process.stdout.write(`${buildVersion()}\n`);
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   mkdirSync(new URL('../dist', import.meta.url), { recursive: true });
   writeFileSync(
     new URL('../dist/build.json', import.meta.url),

@@ -134,8 +134,17 @@ describe('pnpm release against a registry', () => {
     for (const name of group) expect(await packument(name)).toBeUndefined();
   });
 
-  it('publishes spec, server and client at one new version, with READMEs and CHANGELOGs and nothing else', async () => {
+  it('publishes spec, server and client at one new version, with READMEs and CHANGELOGs and nothing else, and tags the release commit v<version>', async () => {
+    await sh(
+      'git add -A && git -c user.name=release-test -c user.email=release@test commit -qm release',
+      scratch,
+    );
     await sh('pnpm release --skip-tests', scratch);
+    // One tag for the group, on the release commit; none of Changesets' per-package tags.
+    expect((await exec('git', ['tag', '--list'], { cwd: scratch })).stdout.trim()).toBe(`v${version}`);
+    expect((await exec('git', ['rev-list', '-n', '1', `v${version}`], { cwd: scratch })).stdout).toBe(
+      (await exec('git', ['rev-parse', 'HEAD'], { cwd: scratch })).stdout,
+    );
     for (const name of group) {
       const record = await packument(name);
       expect(Object.keys(record?.versions ?? {}), name).toEqual([version]);
@@ -161,10 +170,6 @@ describe('pnpm release against a registry', () => {
     const changelog = readFileSync(join(scratch, 'apps/server/CHANGELOG.md'), 'utf8');
     expect(changelog).toContain(`## ${version}`);
     expect(changelog).toContain('A release made by the release test.');
-    // The image is labelled with the release by version-packages too.
-    expect(readFileSync(join(scratch, 'Containerfile'), 'utf8')).toContain(
-      `org.opencontainers.image.version="${version}"`,
-    );
   });
 
   it('refuses to publish the same version twice, clearly, and publishes nothing', async () => {

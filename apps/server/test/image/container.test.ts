@@ -11,9 +11,12 @@ import { freshStore } from '../support/harness.js';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const containerfile = readFileSync(`${repo}Containerfile`, 'utf8');
-const { version } = JSON.parse(readFileSync(`${repo}apps/server/package.json`, 'utf8')) as {
-  version: string;
+// The version this checkout's build reports, as docs/container.md has the host pass it in: between
+// releases `<release>+<commit>`, the commit the image was built from.
+const { buildVersion } = (await import(`${repo}apps/server/scripts/build-info.mjs`)) as {
+  buildVersion: (dir?: string, given?: string) => string;
 };
+const version = buildVersion(undefined, '');
 const image = `localhost/animal-store:test-${process.pid}`;
 const available = toolFor('the container image', 'podman');
 const names: string[] = []; // containers and volumes, removed after the file
@@ -31,7 +34,18 @@ beforeAll(async () => {
   const caArgs = ca
     ? ['-v', `${ca}:/tmp/extra-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem']
     : [];
-  await podman('build', '--pull=never', '--format', 'docker', ...caArgs, '-t', image, repo);
+  await podman(
+    'build',
+    '--pull=never',
+    '--format',
+    'docker',
+    ...caArgs,
+    '--build-arg',
+    `BUILD_VERSION=${version}`,
+    '-t',
+    image,
+    repo,
+  );
 }, 600_000);
 
 afterAll(async () => {
@@ -78,7 +92,7 @@ const petsCall = (url: string, key: string, init: RequestInit = {}) =>
   });
 
 describe.runIf(available)('the container image', () => {
-  it('is labelled with the release, runs as the node user by number (runAsNonRoot can verify it), and checks its health without curl', async () => {
+  it('is labelled with the version of the commit it was built from, says it on --version, runs as the node user by number (runAsNonRoot can verify it), and checks its health without curl', async () => {
     const [inspected] = JSON.parse(await podman('image', 'inspect', image)) as {
       Labels: Record<string, string>;
       Size: number;
@@ -86,6 +100,7 @@ describe.runIf(available)('the container image', () => {
       Healthcheck?: { Test: string[] };
     }[];
     expect(inspected?.Labels['org.opencontainers.image.version']).toBe(version);
+    expect((await podman('run', '--rm', image, 'animal-store-server', '--version')).trim()).toBe(version);
     expect(inspected?.Config.User).toBe('1000:1000');
     expect(inspected?.Healthcheck?.Test.join(' ')).toContain('/healthz');
     expect(inspected?.Healthcheck?.Test.join(' ')).not.toContain('curl');

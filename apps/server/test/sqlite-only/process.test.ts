@@ -336,7 +336,7 @@ describe('output that nobody reads', () => {
 
 // The release's version, or between releases `<release>+<commit>` (scripts/build-info.mjs).
 const { buildVersion } = (await import(new URL('../../scripts/build-info.mjs', import.meta.url).href)) as {
-  buildVersion: (dir?: string) => string;
+  buildVersion: (dir?: string, given?: string) => string;
 };
 
 describe('the version a build reports', () => {
@@ -356,6 +356,14 @@ describe('the version a build reports', () => {
     await git('commit', '-qm', 'A change on main');
     const head = (await git('rev-parse', '--short=7', 'HEAD')).stdout.trim();
     expect(buildVersion(dir)).toBe(`9.9.9+${head}`);
+  });
+
+  it('is BUILD_VERSION where the host says it (the image build, without .git), and refuses what is not a version', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-build-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ version: '9.9.9' }));
+    expect(buildVersion(dir, '9.9.9+1a2b3c4')).toBe('9.9.9+1a2b3c4');
+    expect(buildVersion(dir, '9.9.9+unknown')).toBe('9.9.9+unknown');
+    expect(() => buildVersion(dir, '$(rm -rf /)')).toThrow(/BUILD_VERSION: .* is not a version/);
   });
 });
 
