@@ -3,7 +3,7 @@
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
@@ -216,7 +216,8 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     expect(server.output()).not.toMatch(/internal_error/);
   });
 
-  it('pg_ctl restart -m fast under load, then a stop and a start: 503 with Retry-After and /readyz 503 meanwhile, recovery by itself', async () => {
+  /** A private cluster with trust authentication, a pg_ctl for it, and a way to freeze every process of it. */
+  async function trustCluster() {
     const folder = mkdtempSync(join(tmpdir(), 'animal-store-pg-'));
     if (user.uid !== undefined) chownSync(folder, user.uid, user.gid as number);
     const data = join(folder, 'data');
@@ -234,17 +235,83 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     const options = `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1 -c fsync=off`;
     pgCtl('start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log'));
     cleanups.push(() => spawnSync(join(bin, 'pg_ctl'), ['stop', '-D', data, '-m', 'immediate'], user));
+    /** Every process of the cluster: the postmaster and its children (backends, checkpointer, …). */
+    const processes = () => {
+      const postmaster = readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0] as string;
+      const children = spawnSync('ps', ['-o', 'pid=', '--ppid', postmaster], { encoding: 'utf8' }).stdout;
+      return [postmaster, ...children.split('\n')].map((pid) => Number(pid.trim())).filter(Boolean);
+    };
+    const signal = (name: NodeJS.Signals) => {
+      for (const pid of processes()) process.kill(pid, name);
+    };
+    cleanups.push(() => signal('SIGCONT'));
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      data,
+      folder,
+      options,
+      pgCtl,
+      freeze: () => signal('SIGSTOP'),
+      thaw: () => signal('SIGCONT'),
+    };
+  }
 
-    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const store: TestStore =
-      backend === 'postgres+redis'
-        ? {
-            DATABASE_URL: url,
-            REDIS_URL: redisUrl,
-            REDIS_KEY_PREFIX: `${storePrefix}_restart_${process.pid}_${port}:`,
+  const storeOn = (url: string, port: string): TestStore =>
+    backend === 'postgres+redis'
+      ? {
+          DATABASE_URL: url,
+          REDIS_URL: redisUrl,
+          REDIS_KEY_PREFIX: `${storePrefix}_restart_${process.pid}_${port}:`,
+        }
+      : { DATABASE_URL: url };
+
+  it('PostgreSQL frozen (every process stopped): each request answers 503 within the statement timeout + 1 s, whether it waits for a connection, makes one, or waits on one', async () => {
+    const cluster = await trustCluster();
+    const statementTimeoutMs = 3_000; // the connect deadline min(3 s, S) as long as S: two in a row show
+    const env = {
+      ...storeOn(cluster.url, new URL(cluster.url).port),
+      NODE_ENV: 'production',
+      DATABASE_POOL_SIZE: '4',
+      DATABASE_STATEMENT_TIMEOUT_MS: String(statementTimeoutMs),
+      LOG_LEVEL: 'warn',
+    };
+    const server = await start(env);
+    const { key } = await createKey(serverDist, env, ...enterprise(1_000_000, 10_000_000));
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200); // one connection warm, three cold
+    cluster.freeze();
+    // Twelve clients, three requests each: more than the pool holds, so some wait for a connection, some
+    // make one (the frozen server never answers its start-up), some wait on a query sent to it.
+    const answers = (
+      await Promise.all(
+        Array.from({ length: 12 }, async (_, n) => {
+          const seen: { status: number; ms: number }[] = [];
+          for (let i = 0; i < 3; i++) {
+            const started = performance.now();
+            const create = (n + i) % 2 === 0;
+            const res = await call(
+              `${server.url}/v1/pets${create ? '' : '?limit=5'}`,
+              key,
+              create
+                ? { method: 'POST', body: JSON.stringify({ name: `Frozen ${n}-${i}`, categoryId: 1 }) }
+                : {},
+            );
+            await res.arrayBuffer();
+            seen.push({ status: res.status, ms: performance.now() - started });
           }
-        : { DATABASE_URL: url };
-    const { server, key } = await serverOn(store);
+          return seen;
+        }),
+      )
+    ).flat();
+    cluster.thaw();
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([503]));
+    // The bound (docs/failures.md), and what a loaded machine may add to it (not part of the promise).
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(statementTimeoutMs + 1_000 + 1_000);
+    await until(`${server.url}/v1/pets`, 200, key); // thawed: served again, no restart
+  });
+
+  it('pg_ctl restart -m fast under load, then a stop and a start: 503 with Retry-After and /readyz 503 meanwhile, recovery by itself', async () => {
+    const { url, data, folder, options, pgCtl } = await trustCluster();
+    const { server, key } = await serverOn(storeOn(url, new URL(url).port));
     const traffic = load(server, key);
     for (let restart = 0; restart < 3; restart++) {
       await sleep(500);

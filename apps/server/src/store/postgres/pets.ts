@@ -1,5 +1,4 @@
 // Pets on PostgreSQL. No HTTP here.
-import type pg from 'pg';
 import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
 import type { PetStore } from '../store.js';
 import { IdempotencyClaimLostError, StoreUnavailableError } from '../unavailable.js';
@@ -8,7 +7,7 @@ import { connectionLost, type Pg, translate } from './database.js';
 const columns = petSelect();
 const insert = petInsert((position) => `$${position}`);
 
-export function createPostgresPetStore({ pool, query }: Pg): PetStore {
+export function createPostgresPetStore({ checkout, query }: Pg): PetStore {
   return {
     async create(pet, accept, claim) {
       if (!claim) {
@@ -28,23 +27,18 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
         return stored;
       }
       // With an Idempotency-Key: the pet and the claim's link in one transaction.
-      let client: pg.PoolClient;
-      try {
-        client = await pool.connect();
-      } catch (error) {
-        throw translate(error);
-      }
+      const { client, run } = await checkout(); // its statements share one deadline (database.ts)
       let committing = false;
       try {
-        await client.query('BEGIN');
-        const { rows } = await client.query<PetRow>(insert, newPetValues(pet));
+        await run('BEGIN');
+        const { rows } = await run<PetRow>(insert, newPetValues(pet));
         const stored = toPet(rows[0] as PetRow);
         accept(stored);
         // Fenced by the claim's token: a request whose claim was taken over (it was presumed dead, cut off
         // from the database) links nothing and rolls back, so its pet is never committed. The row lock the
         // update takes holds off any takeover until this transaction ends.
         if (claim) {
-          const linked = await client.query(
+          const linked = await run(
             'UPDATE idempotency_keys SET pet_id = $1 WHERE api_key_id = $2 AND key = $3 AND claim = $4 AND pet_id IS NULL',
             [stored.id, claim.apiKeyId, claim.key, claim.token],
           );
@@ -53,7 +47,7 @@ export function createPostgresPetStore({ pool, query }: Pg): PetStore {
           }
         }
         committing = true;
-        await client.query('COMMIT');
+        await run('COMMIT');
         client.release();
         return stored;
       } catch (error) {
