@@ -10,6 +10,7 @@ import { type Logger, pino } from 'pino';
 import { composeService } from './compose.js';
 import { type Config, loadConfig } from './config.js';
 import { listen, StartError, startFailed, stopOnSignals } from './lifecycle.js';
+import { healthcheck } from './ops/healthcheck.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
 import { createServer, drain } from './server.js';
 import { Stops } from './stops.js';
@@ -25,16 +26,21 @@ async function main(): Promise<void> {
   // fail with EPIPE and are dropped. (The logger's own stream already drops them; this covers the key banner.)
   process.stdout.on('error', () => {});
 
-  // --help and --version answer without side effects: no store is opened, no key is made.
-  new Command('animal-store-server')
+  // --help, --version and --healthcheck answer without side effects: no store is opened, no key is made.
+  const command = new Command('animal-store-server')
     .description(
       'Runs the Animal Store HTTP service. Configuration comes from the environment (and .env in the working\n' +
         'directory, which never overrides it): PORT, HOST, DATABASE_URL, REDIS_URL, ... (see the README).',
     )
     .version(serverVersion)
+    .option(
+      '--healthcheck',
+      "asks this configuration's own /healthz (HOST, PORT) once: exit 0 when it answers 200, else 1",
+    )
     .parse();
 
   const config = loadConfig();
+  if (command.opts().healthcheck) process.exit(await healthcheck(config));
   const logger = await createLogger(config);
   if (tracingOn()) (await import('./tracing/start.js')).reportTo(logger); // a collector's failures
   if (config.workers > 1 && cluster.isPrimary) {

@@ -3,6 +3,7 @@
 // nothing lost, its data kept across a new container (which serves the console on its admin listener); and two containers on the host's PostgreSQL and
 // Redis through the environment, sharing one key's limit exactly. The official base image is stood in for
 // locally under its own name (no registry is reachable here: test-support's containers.ts).
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort, podman, standInNodeImage, toolFor } from '@animal-store/test-support';
@@ -17,6 +18,7 @@ const { buildVersion } = (await import(`${repo}apps/server/scripts/build-info.mj
   buildVersion: (dir?: string, given?: string) => string;
 };
 const version = buildVersion(undefined, '');
+const revision = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
 const image = `localhost/animal-store:test-${process.pid}`;
 const available = toolFor('the container image', 'podman');
 const names: string[] = []; // containers and volumes, removed after the file
@@ -42,6 +44,8 @@ beforeAll(async () => {
     ...caArgs,
     '--build-arg',
     `BUILD_VERSION=${version}`,
+    '--build-arg',
+    `BUILD_REVISION=${revision}`,
     '-t',
     image,
     repo,
@@ -64,7 +68,7 @@ async function runImage(name: string, env: Record<string, string>, ...options: s
   const port = await freePort();
   const vars = Object.entries({ PORT: String(port), ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   await podman('run', '--detach', '--name', name, ...vars, ...options, image);
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${env.HOST === '::1' ? '[::1]' : '127.0.0.1'}:${port}`;
   const deadline = Date.now() + 20_000;
   for (;;) {
     const up = await fetch(`${url}/readyz`).then(
@@ -96,15 +100,55 @@ describe.runIf(available)('the container image', () => {
     const [inspected] = JSON.parse(await podman('image', 'inspect', image)) as {
       Labels: Record<string, string>;
       Size: number;
-      Config: { User: string };
+      Config: { User: string; Volumes?: Record<string, unknown> | null; Env: string[] };
       Healthcheck?: { Test: string[] };
     }[];
     expect(inspected?.Labels['org.opencontainers.image.version']).toBe(version);
+    expect(inspected?.Labels['org.opencontainers.image.revision']).toBe(revision);
+    expect(inspected?.Labels['org.opencontainers.image.source']).toMatch(/^https:\/\//);
+    expect(Object.keys(inspected?.Config.Volumes ?? {})).toEqual([]); // no anonymous volume left behind
+    expect(inspected?.Config.Env).toContain('NODE_OPTIONS=--disable-sigusr1');
+    expect(inspected?.Size).toBeLessThan(354e6); // 2.2.0's image: 354 MB
     expect((await podman('run', '--rm', image, 'animal-store-server', '--version')).trim()).toBe(version);
     expect(inspected?.Config.User).toBe('1000:1000');
-    expect(inspected?.Healthcheck?.Test.join(' ')).toContain('/healthz');
+    expect(inspected?.Healthcheck?.Test.join(' ')).toContain('animal-store-server --healthcheck');
     expect(inspected?.Healthcheck?.Test.join(' ')).not.toContain('curl');
     process.stdout.write(`container image: ${Math.round((inspected?.Size ?? 0) / 1e6)} MB\n`);
+  });
+
+  it('carries a CycloneDX SBOM at /app/sbom.cdx.json naming express and better-sqlite3 at their versions; no npm; one platform binary', async () => {
+    const sbom = JSON.parse(await podman('run', '--rm', image, 'cat', '/app/sbom.cdx.json')) as {
+      bomFormat: string;
+      components: { name: string; version: string }[];
+    };
+    expect(sbom.bomFormat).toBe('CycloneDX');
+    const installed = (name: string) =>
+      (
+        JSON.parse(readFileSync(`${repo}node_modules/.pnpm/node_modules/${name}/package.json`, 'utf8')) as {
+          version: string;
+        }
+      ).version;
+    for (const name of ['express', 'better-sqlite3'])
+      expect(sbom.components.map((c) => `${c.name}@${c.version}`)).toContain(`${name}@${installed(name)}`);
+    const inside = await podman(
+      'run',
+      '--rm',
+      image,
+      'sh',
+      '-c',
+      'command -v npm npx corepack; ls /app/node_modules/.pnpm/better-sqlite3@*/node_modules/better-sqlite3/prebuilds',
+    );
+    expect(inside.trim().split('\n')).toEqual([`linux-${process.arch}.node`]);
+  });
+
+  it('with HOST=::1 its health check still finds it, and SIGUSR1 opens no inspector', async () => {
+    const name = named('ipv6');
+    await runImage(name, { HOST: '::1', DATABASE_URL: ':memory:' });
+    await podman('healthcheck', 'run', name); // throws unless healthy
+    await podman('kill', '--signal', 'USR1', name);
+    await new Promise((r) => setTimeout(r, 500));
+    await podman('healthcheck', 'run', name); // still running, still healthy
+    expect(await podman('logs', name)).not.toContain('Debugger listening');
   });
 
   it('on SQLite with a volume and a read-only root: keys made inside, pets through the port, a stop that drains, data kept', async () => {

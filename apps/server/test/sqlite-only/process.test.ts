@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createKey, enterprise, listeningUrl, spawnUntilReady, toolFor } from '@animal-store/test-support';
+import {
+  createKey,
+  enterprise,
+  freePort,
+  listeningUrl,
+  spawnUntilReady,
+  toolFor,
+} from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { call, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
 
@@ -385,6 +392,17 @@ describe('the command line', () => {
     const { stdout } = await node(script, [flag], cwd);
     expect(stdout).toMatch(output);
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  it('--healthcheck asks the configured listener, IPv6 loopback included: 0 while it answers, 1 once it is gone', async () => {
+    const port = String(await freePort());
+    const env = { HOST: '::1', PORT: port, DATABASE_URL: tempDatabase(), NODE_ENV: 'production' };
+    const server = await start(env);
+    const cwd = mkdtempSync(join(tmpdir(), 'animal-store-cli-'));
+    await expect(node('main.js', ['--healthcheck'], cwd, env)).resolves.toMatchObject({ stdout: '' });
+    await server.stop();
+    await expect(node('main.js', ['--healthcheck'], cwd, env)).rejects.toMatchObject({ code: 1 });
+    expect(readdirSync(cwd)).toEqual([]); // nothing made: no store, no key
   });
 
   // `script` (util-linux) gives the server a terminal as its stdout, as a developer's shell does.
