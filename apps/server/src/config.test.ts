@@ -19,7 +19,7 @@ describe('loadConfig', () => {
       connections: {
         headersTimeoutMs: 10_000,
         requestTimeoutMs: 30_000,
-        keepAliveTimeoutMs: 5_000,
+        keepAliveTimeoutMs: 65_000,
         maxConnections: 1_000,
         maxConnectionsPerAddress: 256,
         trustProxy: undefined,

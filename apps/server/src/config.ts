@@ -50,7 +50,9 @@ const schema = z.object({
     .optional(),
   HEADERS_TIMEOUT_SECONDS: integer(10, 1, 600),
   REQUEST_TIMEOUT_SECONDS: integer(30, 1, 3_600),
-  KEEP_ALIVE_TIMEOUT_SECONDS: integer(5, 1, 600),
+  // Longer than clients keep idle connections (undici 4 s, many pools 5 s, load balancers 60 s), so that the
+  // server is never the side closing a connection a client is about to reuse ('other side closed').
+  KEEP_ALIVE_TIMEOUT_SECONDS: integer(65, 1, 600),
   MAX_CONNECTIONS: integer(1_000, 1, 1_000_000),
   MAX_CONNECTIONS_PER_ADDRESS: integer(256, 1, 1_000_000),
   MAX_PIPELINED_REQUESTS: integer(16, 1, 10_000),

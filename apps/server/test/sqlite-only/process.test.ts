@@ -197,6 +197,27 @@ async function rawClients(url: string, count: number) {
   );
 }
 
+describe('an idle keep-alive connection, by default', () => {
+  it('outlives the 4 to 5 s that common client pools keep theirs: a request on it after 5.5 s idle is answered on it', async () => {
+    // The headers and request timeouts low, so that it shows neither ends an idle connection either.
+    const env = { HEADERS_TIMEOUT_SECONDS: '2', REQUEST_TIMEOUT_SECONDS: '2' };
+    const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', ...env });
+    const [client] = await rawClients(server.url, 1);
+    if (!client) throw new Error('no connection');
+    const ask = () => client.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    ask();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(client.text).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(client.text).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i); // what the server tells clients
+    await new Promise((r) => setTimeout(r, 5_500));
+    ask();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(client.text.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(client.reset).toBe(false);
+    client.socket.destroy();
+  });
+});
+
 describe('SIGTERM with idle keep-alive connections (a proxy holds them between requests)', () => {
   it('closes them at once and exits well within the grace period, not after the keep-alive timeout', async () => {
     const server = await start({
