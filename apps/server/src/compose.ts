@@ -65,6 +65,7 @@ export async function composeService(
   const contract = hooks.contract ?? loadContract(); // read once: the app enforces it, the metrics name its operations
   const metrics = serviceMetrics(backend.name, {
     degraded: backend.degraded,
+    waiting: backend.waiting,
     ready: () =>
       store.check().then(
         () => true,

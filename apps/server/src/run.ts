@@ -12,7 +12,7 @@ import { type Config, loadConfig } from './config.js';
 import { listen, StartError, startFailed, stopOnSignals } from './lifecycle.js';
 import { healthcheck } from './ops/healthcheck.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
-import { createServer, drain } from './server.js';
+import { createServer, drain, openConnections } from './server.js';
 import { Stops } from './stops.js';
 import { type Backend, backendName, openBackend } from './store/open.js';
 import { StoreOpenError } from './store/open-error.js';
@@ -152,6 +152,10 @@ async function serve(config: Config, logger: Logger): Promise<void> {
   const adminServer = service.adminApp && createServer(service.adminApp, config.connections, logger);
   const adminUrl =
     admin && adminServer && (await listen(adminServer, admin, { port: 'ADMIN_PORT', host: 'ADMIN_HOST' }));
+  const { maxConnections } = config.connections;
+  service.metrics.watchConnections('public', () => openConnections(server), maxConnections);
+  if (adminServer)
+    service.metrics.watchConnections('admin', () => openConnections(adminServer), maxConnections);
   if (cluster.isWorker) {
     process.send?.({ listening: url, adminUrl } satisfies WorkerMessage); // the primary announces the cluster
   } else {

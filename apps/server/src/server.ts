@@ -187,6 +187,10 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   return server;
 }
 
+/** How many client connections `server` (made by createServer) holds open now. */
+export const openConnections = (server: Server): number =>
+  (server as DrainableServer)[connections]?.size ?? 0;
+
 /** After a shutdown signal, how long connections are still accepted (then answered and closed). */
 export const acceptWindowMs = 500;
 

@@ -84,7 +84,11 @@ export type AppDeps = {
 /** The service's metrics, labelled with what runs. */
 export const serviceMetrics = (
   backend = 'unknown',
-  status: { degraded?: () => string | undefined; ready?: () => Promise<boolean> } = {},
+  status: {
+    degraded?: () => string | undefined;
+    ready?: () => Promise<boolean>;
+    waiting?: () => number;
+  } = {},
 ): Metrics =>
   createMetrics({ build: { version: serverVersion, contract: interfaceVersion, backend }, ...status });
 

@@ -32,6 +32,8 @@ export type Metrics = {
   adminChanges: Counter<'operation'>;
   /** Responses that broke their contract (each answered 500 and logged), by API: public or admin. */
   contractViolations: Counter<'api'>;
+  /** Counts a listener's open connections against its cap (MAX_CONNECTIONS), at each scrape. */
+  watchConnections(listener: string, open: () => number, max: number): void;
 };
 
 export function createMetrics(options: {
@@ -40,6 +42,8 @@ export function createMetrics(options: {
   degraded?: (() => string | undefined) | undefined;
   /** Whether the store answers now, as /readyz asks it (at each scrape). */
   ready?: (() => Promise<boolean>) | undefined;
+  /** Store calls waiting for a connection now (at each scrape). */
+  waiting?: (() => number) | undefined;
 }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
@@ -96,6 +100,37 @@ export function createMetrics(options: {
       this.set(degraded?.() ? 1 : 0);
     },
   });
+  const { waiting } = options;
+  new Gauge({
+    name: 'animal_store_store_waiting',
+    help: "Store calls waiting for a connection now (PostgreSQL's pool full: raise DATABASE_POOL_SIZE, or the database is slow), at each scrape",
+    registers,
+    aggregator: 'sum',
+    collect() {
+      this.set(waiting?.() ?? 0);
+    },
+  });
+  const connectionCounts = new Map<string, { open: () => number; max: number }>();
+  new Gauge({
+    name: 'animal_store_http_connections',
+    help: 'Open client connections, by listener (public, admin), at each scrape',
+    labelNames: ['listener'] as const,
+    registers,
+    aggregator: 'sum',
+    collect() {
+      for (const [listener, { open }] of connectionCounts) this.set({ listener }, open());
+    },
+  });
+  new Gauge({
+    name: 'animal_store_http_connections_max',
+    help: 'The most client connections a listener holds (MAX_CONNECTIONS; new ones past it are closed), by listener',
+    labelNames: ['listener'] as const,
+    registers,
+    aggregator: 'sum', // with WORKERS: each process holds its own
+    collect() {
+      for (const [listener, { max }] of connectionCounts) this.set({ listener }, max);
+    },
+  });
   new Gauge({
     name: 'animal_store_build_info',
     help: 'The running service: its version, the contract version it serves, and its backend',
@@ -121,5 +156,6 @@ export function createMetrics(options: {
     storeErrors,
     adminChanges,
     contractViolations,
+    watchConnections: (listener, open, max) => void connectionCounts.set(listener, { open, max }),
   };
 }

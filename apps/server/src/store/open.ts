@@ -17,6 +17,8 @@ export type Backend = {
   name: string;
   /** Why the service runs degraded (e.g. Redis unreachable: limits per instance), or undefined. */
   degraded(): string | undefined;
+  /** Store calls waiting for a connection now (PostgreSQL's pool is full); 0 where none ever wait. */
+  waiting(): number;
   close(): Promise<void>;
 };
 
@@ -43,6 +45,7 @@ export async function openBackend(
   let store: Store;
   let counters: CounterStore;
   let degraded: () => string | undefined = () => undefined;
+  let waiting = () => 0;
   const stops = new Stops();
   if (database.engine === 'sqlite') {
     const opened = openSqliteStore(database.path);
@@ -54,6 +57,7 @@ export async function openBackend(
     const opened = await openPostgresStore(database);
     store = opened.store;
     counters = postgresCounters(opened.pg);
+    waiting = () => opened.pg.pool.waitingCount;
   }
   store = { ...store, keys: withKeyCache(store.keys) };
   const opened = store;
@@ -87,5 +91,5 @@ export async function openBackend(
       return reason && `Redis unreachable (${reason}): rate limits are per instance`;
     };
   }
-  return { store, counters, name: backendName(database, redis), close, degraded };
+  return { store, counters, name: backendName(database, redis), close, degraded, waiting };
 }

@@ -197,6 +197,29 @@ async function rawClients(url: string, count: number) {
   );
 }
 
+describe('saturation in /metrics (the alert rules read it)', () => {
+  it('counts open connections against MAX_CONNECTIONS, and store calls waiting for a connection', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      MAX_CONNECTIONS: '50',
+    });
+    const held = await rawClients(server.url, 3);
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (line: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${line} `))
+          ?.split(' ')[1],
+      );
+    expect(value('animal_store_http_connections{listener="public"}')).toBeGreaterThanOrEqual(4); // 3 + the scrape
+    expect(value('animal_store_http_connections_max{listener="public"}')).toBe(50);
+    expect(value('animal_store_store_waiting')).toBe(0);
+    for (const c of held) c.socket.destroy();
+  });
+});
+
 describe('an idle keep-alive connection, by default', () => {
   it('outlives the 4 to 5 s that common client pools keep theirs: a request on it after 5.5 s idle is answered on it', async () => {
     // The headers and request timeouts low, so that it shows neither ends an idle connection either.
