@@ -9,8 +9,8 @@ const bench = (...args: string[]) => spawnSync(process.execPath, [run, ...args],
 // cores busy (CI), past vitest's default 5 s. Timed by the suite's hook, not by the start's speed.
 const slowStart = { timeout: 60_000 };
 
-it('--help prints every option and measures nothing', slowStart, () => {
-  const { status, stdout, stderr } = bench('--help');
+it.each(['--help', '-h'])('%s prints every option and measures nothing', slowStart, (flag) => {
+  const { status, stdout, stderr } = bench(flag);
   expect(status).toBe(0);
   for (const option of ['--duration', '--connections', '--rounds', '--scenario', '--backend', '--profile'])
     expect(stdout).toContain(option);

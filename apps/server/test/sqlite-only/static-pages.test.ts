@@ -74,3 +74,20 @@ describe('static pages under Range and precondition headers', () => {
     expect(errorLines()).toEqual([]);
   });
 });
+
+describe("the console's files: their policy and their caching", () => {
+  it("the page: nothing allowed by default (default-src 'none'), never framed, and never cached unchecked", async () => {
+    const page = await fetch(`${server.adminUrl}/console/`);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    expect(policy.split('; ')).toEqual(
+      expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'"]),
+    );
+    // A new release's page names its new assets: a page cached for a year would load the old ones.
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    const path = /src="\/console\/(assets\/[^"]+\.js)"/.exec(await page.text())?.[1];
+    expect(path).toBeDefined();
+    const script = await fetch(`${server.adminUrl}/console/${path}`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable'); // hashed names
+  });
+});
