@@ -49,6 +49,10 @@ export type AdminClientOptions = {
 export type ListKeysQuery = NonNullable<operations['listKeys']['parameters']['query']>;
 /** getKeyUsage's range of UTC days (`YYYY-MM-DD`; both default to today). */
 export type UsageRange = NonNullable<operations['getKeyUsage']['parameters']['query']>;
+/** A window that unbanKey can start over: `minute` or `day`. */
+export type ResetWindow = NonNullable<
+  NonNullable<operations['unbanKey']['parameters']['query']>['reset']
+>[number];
 
 /**
  * What createKey did: a new key and its secret (shown only now), or, for a retry of a create whose answer
@@ -133,11 +137,16 @@ export function createAdminClient(options: AdminClientOptions) {
     async revokeKey(keyId: string, options?: CallOptions): Promise<AdminKey> {
       return dataOf(options, (init) => api.POST('/keys/{keyId}/revoke', { ...keyPath(keyId), ...init }));
     },
-    /** Ends the key's ban now. */
-    async unbanKey(keyId: string, options?: CallOptions): Promise<void> {
+    /**
+     * Ends the key's ban now. `reset` starts those windows over too: a window the key used up otherwise
+     * refuses it until it ends (a reset day gives it its whole daily quota again).
+     */
+    async unbanKey(keyId: string, options?: CallOptions & { reset?: ResetWindow[] }): Promise<void> {
       return call(options, async (signal) => {
+        const reset = options?.reset?.length ? options.reset : undefined;
         const { error, response } = await api.POST('/keys/{keyId}/unban', {
-          ...keyPath(keyId),
+          params: { path: { keyId }, ...(reset && { query: { reset } }) },
+          querySerializer: { array: { style: 'form', explode: false } }, // reset=minute,day
           ...(signal && { signal }),
         });
         if (!response.ok) fail(response, error);

@@ -37,6 +37,8 @@ describe('the admin client against prism mock', () => {
     expect((await admin.rotateKey('3f2a9c0b1d4e', { gracePeriodSeconds: 60 })).secret).toMatch(/^as_/);
     expect((await admin.revokeKey('3f2a9c0b1d4e')).id).toBe('3f2a9c0b1d4e');
     await expect(admin.unbanKey('3f2a9c0b1d4e')).resolves.toBeUndefined();
+    // reset as the contract serializes it (reset=minute,day), checked by Prism against the contract.
+    await expect(admin.unbanKey('3f2a9c0b1d4e', { reset: ['minute', 'day'] })).resolves.toBeUndefined();
     expect((await admin.getKeyUsage('3f2a9c0b1d4e', { from: '2026-11-01' })).days[0]?.admitted).toBe(873);
   });
 
@@ -126,6 +128,7 @@ describe("the server's admin listener behind prism proxy", () => {
     await send('getKeyUsage 200', `/keys/${id}/usage`);
     await send('getKeyUsage 400', `/keys/${id}/usage?from=2026-02-01&to=2026-01-01`);
     await send('unbanKey 204', `/keys/${id}/unban`, { method: 'POST' });
+    await send('unbanKey 204 with reset', `/keys/${id}/unban?reset=minute,day`, { method: 'POST' });
     await send('updateKey 200', `/keys/${id}`, {
       method: 'PATCH',
       body: JSON.stringify({ plan: 'pro', label: null }),

@@ -146,7 +146,10 @@ export interface paths {
         /**
          * End a key's ban
          * @description Ends the key's temporary ban now and clears its record of violations; every instance admits it
-         *     again within 5 seconds. A key that is not banned is left as it is.
+         *     again within 5 seconds, if its windows have points left. A window the key has used up keeps
+         *     refusing it until it ends, unless `reset` names it: the window then starts over now, with the key's
+         *     whole limit (what it admitted in it before stays in its usage per day). A key that is not banned is
+         *     left as it is, and its windows are still reset as asked.
          */
         post: operations["unbanKey"];
         delete?: never;
@@ -887,7 +890,16 @@ export interface operations {
     };
     unbanKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The windows to start over now, comma-separated: `minute`, `day`, or both. A reset day window
+                 *     gives the key its whole daily quota again.
+                 * @example [
+                 *       "minute"
+                 *     ]
+                 */
+                reset?: ("minute" | "day")[];
+            };
             header?: never;
             path: {
                 /**
@@ -900,7 +912,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The key is not banned (any more). */
+            /** @description The key is not banned (any more), and the windows named by `reset` started over. */
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1,7 +1,7 @@
 // What can be done to a key, each behind a confirmation that says what will happen: change its plan,
 // limits, label or customer; rotate its secret with a grace period; revoke it; end its ban. The answer (or
 // the Error body's message) is shown where the action was asked for.
-import type { AdminKey, AdminKeyUpdate, RotatedAdminKey } from '@animal-store/client/admin';
+import type { AdminKey, AdminKeyUpdate, KeyUsage, RotatedAdminKey } from '@animal-store/client/admin';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { count, limitsText, time } from '../format.js';
@@ -13,7 +13,16 @@ type Pending = { title: string; confirm: string; says: ComponentChildren; act: (
 const inForce =
   'In force on every instance within 5 seconds; what the key used in its running minute and day still counts.';
 
-export function KeyActions(props: { apiKey: AdminKey; bannedUntil: string | null; onChanged: () => void }) {
+/** A running window the key has used up (remaining 0), as the usage read says it. */
+type UsedUp = KeyUsage['windows'][number];
+
+export function KeyActions(props: {
+  apiKey: AdminKey;
+  bannedUntil: string | null;
+  /** Its running windows with nothing left: an unban alone lets the key in only when they end. */
+  usedUp: UsedUp[];
+  onChanged: () => void;
+}) {
   const { apiKey: key } = props;
   const { admin } = useSigned();
   const { busy, notice, run } = useCall();
@@ -84,8 +93,10 @@ export function KeyActions(props: { apiKey: AdminKey; bannedUntil: string | null
                 confirm: 'Unban',
                 says: (
                   <p>
-                    The key's ban ends now (it would end {time(props.bannedUntil)}); its requests are answered
-                    again within 5 seconds on every instance.
+                    The key's ban ends now (it would end {time(props.bannedUntil)}).{' '}
+                    {props.usedUp.length === 0
+                      ? 'Its requests are answered again within 5 seconds on every instance.'
+                      : `Its ${props.usedUp.map((w) => w.name).join(' and ')} ${props.usedUp.length > 1 ? 'are' : 'is'} used up, though: its requests are answered 429 until ${props.usedUp.map((w) => time(w.resetAt)).join(' and ')}. "Unban and reset" lets it in now.`}
                   </p>
                 ),
                 act: () => admin.unbanKey(key.id).then(() => true),
@@ -93,6 +104,29 @@ export function KeyActions(props: { apiKey: AdminKey; bannedUntil: string | null
             }
           >
             Unban
+          </button>
+        )}
+        {props.bannedUntil && props.usedUp.length > 0 && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              setPending({
+                title: `Unban and reset key ${key.id}`,
+                confirm: 'Unban and reset',
+                says: (
+                  <p>
+                    The key's ban ends now, and its {props.usedUp.map((w) => w.name).join(' and ')} starts
+                    over with its whole limit: its requests are answered again within 5 seconds on every
+                    instance. What it used before still counts in its usage per day.
+                  </p>
+                ),
+                act: () =>
+                  admin.unbanKey(key.id, { reset: props.usedUp.map((w) => w.name) }).then(() => true),
+              })
+            }
+          >
+            Unban and reset
           </button>
         )}
         {!revoked && (

@@ -70,7 +70,13 @@ export function KeyPage({ keyId }: { keyId: string }) {
       <NoticeLine notice={notice} />
       {usage && <Windows usage={usage} readAt={readAt} />}
       <UsageChart range={range} onRange={setRange} days={usage?.days ?? null} />
-      <KeyActions key={key.id} apiKey={key} bannedUntil={usage?.bannedUntil ?? null} onChanged={readKey} />
+      <KeyActions
+        key={key.id}
+        apiKey={key}
+        bannedUntil={usage?.bannedUntil ?? null}
+        usedUp={(usage?.windows ?? []).filter((w) => w.remaining === 0 && w.resetAt)}
+        onChanged={readKey}
+      />
     </article>
   );
 }

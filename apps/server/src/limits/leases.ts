@@ -47,6 +47,8 @@ import {
 } from './lease-reports.js';
 import { afterGrant, leaseMs, leaseTerms, measured, recheckAt, unknownPace } from './lease-terms.js';
 
+/** Two ends of a window this close apart are the same window's (an engine's TTL rounds; see #refill). */
+const sameEndMs = 1_000;
 /** How many times one take may go round (see take) before its request fails. */
 const maxRounds = 10_000;
 /**
@@ -282,6 +284,15 @@ export class Leases {
     if (next !== Number.POSITIVE_INFINITY) this.#arm(Math.max(next, now + timerGapMs));
   }
 
+  /**
+   * Forgets the lease of `key` at once, its points and what it had to report (an operator started the
+   * window over: what it held belongs to the window that is gone).
+   */
+  forget(key: string): void {
+    this.#leases.delete(key);
+    this.#pending.delete(key);
+  }
+
   /** Forgets leases whose windows have ended (memory stays bounded by the live windows). */
   sweep(): void {
     const now = this.now();
@@ -377,9 +388,10 @@ export class Leases {
         const at = this.now();
         const window = lease.window;
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
-        // (what the ended one admitted and did not report ended with it).
-        // (The window's end as each engine reports it can differ by a millisecond: Redis gives a TTL.)
-        const sameWindow = window.resetAt > at;
+        // (what the ended one admitted and did not report ended with it), also one an operator started
+        // over before the old one's end (its end is elsewhere). The window's end as each engine reports
+        // it can differ by a millisecond (Redis gives a TTL).
+        const sameWindow = window.resetAt > at && Math.abs(grant.resetAt - window.resetAt) < sameEndMs;
         lease.pace = afterGrant(lease.pace, at, grant.used - grant.granted - window.used, sameWindow);
         const kept = sameWindow && lease.points.state === 'held' ? lease.points : undefined;
         const left = (kept?.left ?? 0) + grant.granted;

@@ -57,6 +57,12 @@ export interface RateLimiter {
   /** Ends the key's ban and clears its record of violations. */
   unban(id: string): Promise<void>;
   /**
+   * Starts the key's `windows` over now: each process takes from a fresh window (with the whole limit)
+   * at its next look at the store, within recheckMs where it was refused. What was admitted in the old
+   * windows stays in the usage per day (usage/meter.ts), not in the windows.
+   */
+  resetWindows(id: string, windows: WindowName[]): Promise<void>;
+  /**
    * The key's plan or limits changed: its ban (earned under the old terms) ends, and for the propagation
    * bound (bounds.ts: the time every instance takes to see the new terms) no instance bans it again, since
    * one still applying the old limits would judge it by them. It is still refused (429) past whatever
@@ -213,6 +219,14 @@ export function createRateLimiter(
     banRemaining: bans.confirm,
     windowUsage: (id, quota) => windowUsage(store, leases, id, quota),
     unban: bans.unban,
+    async resetWindows(id, windows) {
+      const key = keyNames(id);
+      for (const name of windows) {
+        const window = key[name];
+        await Promise.all([window, admittedCount(window), leasedCount(window)].map((n) => store.delete(n)));
+        leases.forget(window);
+      }
+    },
     async termsChanged(id) {
       await store.mark(keyNames(id).newTerms, propagationMs);
       await bans.unban(id);

@@ -1,7 +1,8 @@
 // The console's actions in headless Chromium, each behind its confirmation, and each one's effect seen
 // through the public API: create (the secret shown once, copied, working; an Idempotency-Key sent), a plan
 // change that raises X-RateLimit-Limit, the Error body's message of a refused change, a rotation whose grace
-// expires, a revocation, an unban that ends the 429s of a ban, and a confirmation cancelled by Escape.
+// expires, a revocation, an unban that ends the 429s of a ban (and one that starts a used-up minute over),
+// and a confirmation cancelled by Escape.
 import { createAdminClient } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
 import { call, launchChromium } from '../support/harness.js';
@@ -206,14 +207,32 @@ describe.runIf(chromium)('the console, acting', () => {
     await openKey(page, key.id);
     await expect.poll(() => page.getByTestId('ban').textContent()).toMatch(/^banned until/);
     await checkView(page, 'banned');
-    await page.getByRole('button', { name: 'Unban' }).click();
-    expect(await confirm(page, 'Unban')).toContain('ban ends now');
+    await page.getByRole('button', { name: 'Unban', exact: true }).click();
+    // It says the truth: the minute the key used up still refuses it, until it ends.
+    expect(await confirm(page, 'Unban')).toMatch(/ban ends now.*minute is used up.*429 until/s);
     await expect.poll(() => page.getByTestId('ban').textContent()).toBe('not banned');
     // The ban is over; the minute it broke is still used up, until the key gets more.
     await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('rate_limited');
     await page.getByLabel('Requests a minute').fill('5');
     await page.getByRole('button', { name: 'Change…' }).click();
     await confirm(page, 'Change');
+    await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('ok');
+  });
+
+  it('"Unban and reset" lets a banned key whose minute is used up in at once: the minute starts over', async () => {
+    const { key, secret } = (await admin().createKey({
+      plan: 'enterprise',
+      limits: { perMinute: 1, perDay: 100 },
+    })) as { key: { id: string }; secret: string };
+    for (let i = 0; i < 3; i++) await pets(secret);
+    expect(await codeOf(await pets(secret))).toBe('temporarily_banned');
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await expect.poll(() => page.getByTestId('ban').textContent()).toMatch(/^banned until/);
+    await page.getByRole('button', { name: 'Unban and reset' }).click();
+    expect(await confirm(page, 'Unban and reset')).toMatch(/minute starts over with its whole limit/);
+    await expect.poll(() => page.getByTestId('ban').textContent()).toBe('not banned');
     await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('ok');
   });
 });
