@@ -5,25 +5,7 @@
 // answers (Redis out), they wait. Written by hand with leases.ts: docs/decisions.md#leases.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import type { GiveBack, Lease } from './lease.js';
-
-/**
- * What one lease has to report, kept by this module alone: leases.ts records admissions and grants through
- * the functions below, and the reports send and clear it.
- */
-export type Ledger = {
-  /** Points used by requests and not yet added to the window's admitted count (see report). */
-  unreported: number;
-  /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
-  owed: number;
-  /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
-  unreportedLeased: number;
-  /**
-   * The report to the leased count on its way, if any: until it answers, its points are neither
-   * unreported nor known to be counted, so a give-back waits for it (leasedCountReported).
-   */
-  reportingLeased?: Promise<void>;
-};
+import type { GiveBack, Lease, Ledger } from './lease.js';
 
 /** A window's ledger before anything was admitted or leased in it. */
 export const emptyLedger = (): Ledger => ({ unreported: 0, owed: 0, unreportedLeased: 0 });

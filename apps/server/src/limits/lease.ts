@@ -1,7 +1,6 @@
 // A lease as leases.ts keeps it: one process's view of one window, the points it holds of it, and what of
 // them it has to report. Data only, each part owned by one module: leases.ts moves `points` from state to
 // state and keeps `window`, lease-terms.ts computes `pace`, lease-reports.ts keeps `ledger`.
-import type { Ledger } from './lease-reports.js';
 import type { Pace } from './lease-terms.js';
 
 /** The window as the store answered this process's last take, and what this process has told of it. */
@@ -30,6 +29,24 @@ export type Points =
   | { state: 'none' }
   | { state: 'held'; left: number; returnAt: number }
   | { state: 'refused'; recheckAt: number };
+
+/**
+ * What one lease has to report, written by lease-reports.ts alone: leases.ts records admissions and grants
+ * through its functions, and its reports send and clear it.
+ */
+export type Ledger = {
+  /** Points used by requests and not yet added to the window's admitted count (see report). */
+  unreported: number;
+  /** Admissions from a stand-in's points not yet added to the shared window (see CounterStore.epoch). */
+  owed: number;
+  /** Points leased from the shared store (or owed to it) not yet added to the window's leased count. */
+  unreportedLeased: number;
+  /**
+   * The report to the leased count on its way, if any: until it answers, its points are neither
+   * unreported nor known to be counted, so a give-back waits for it (leasedCountReported).
+   */
+  reportingLeased?: Promise<void>;
+};
 
 /** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
 export type GiveBack = { points: number; reportedLeased: number; id: string };
