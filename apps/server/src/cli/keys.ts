@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { propagationText } from '../bounds.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
-import { type Plan, planNames, QuotaError, quotaFor } from '../plans.js';
+import { type Plan, planNames, QuotaError, quotaFor, type WindowName } from '../plans.js';
 import { keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
@@ -275,13 +275,23 @@ program
   .command('unban')
   .description(`end a temporary ban now (every instance stops refusing the key within ${propagationText})`)
   .argument('<id>', 'the key id shown by `keys list`')
-  .action(async (id: string) => {
+  .addOption(
+    new Option(
+      '--reset <windows...>',
+      'also start these windows over, with the whole limit (a used-up window refuses the key until it ends)',
+    ).choices(['minute', 'day']),
+  )
+  .action(async (id: string, options: { reset?: WindowName[] }) => {
     const store = await openStore();
     const known = (await store.keys.list()).some((k) => k.id === id);
-    if (known) await store.limiter.unban(id);
+    const reset = [...new Set(options.reset ?? [])];
+    if (known) {
+      await store.limiter.unban(id);
+      if (reset.length > 0) await store.limiter.resetWindows(id, reset);
+    }
     await store.close();
     if (!known) program.error(`error: no key with id ${id}`);
-    out(`Unbanned key ${id}.`);
+    out(`Unbanned key ${id}${reset.length > 0 ? `; its ${reset.join(' and ')} started over` : ''}.`);
   });
 
 program

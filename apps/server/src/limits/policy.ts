@@ -221,6 +221,9 @@ export function createRateLimiter(
     unban: bans.unban,
     async resetWindows(id, windows) {
       const key = keyNames(id);
+      // Until every process has looked at the store again, one may still refuse from its memory of the old
+      // window: as after new terms, such a refusal counts toward no ban and asks no wait past the bound.
+      await store.mark(key.newTerms, propagationMs);
       for (const name of windows) {
         const window = key[name];
         await Promise.all([window, admittedCount(window), leasedCount(window)].map((n) => store.delete(n)));

@@ -123,6 +123,20 @@ describe('pnpm keys: operating keys', () => {
       if (code !== 'rate_limited') await new Promise((r) => setTimeout(r, 300));
     }
     expect(code).toBe('rate_limited'); // no longer banned, within the ban cache's 5 s
+    // --reset minute starts the spent minute over: the running server admits the key again.
+    expect((await keysCommand(databasePath, 'unban', id, '--reset', 'minute')).stdout).toContain(
+      `Unbanned key ${id}; its minute started over`,
+    );
+    const seen: unknown[] = [];
+    for (let i = 0; i < 30 && seen.at(-1) !== 200; i++) {
+      const res = await call(`${server.url}/v1/pets`, key);
+      seen.push(res.status === 200 ? 200 : ((await res.json()) as { code: string }).code);
+      if (seen.at(-1) !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    // The server takes from the fresh minute at its next look at the store: within a second (recheckMs).
+    expect(seen.at(-1)).toBe(200);
+    expect(seen.length).toBeLessThanOrEqual(6);
+    expect(new Set(seen.slice(0, -1))).not.toContain('temporarily_banned');
   }, 30_000);
 
   it('rotate gives a new secret for the same key; the old one works during the grace period only', async () => {
