@@ -13,12 +13,6 @@ import { instanceLiveMs, insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
 import type { FailoverListener, PrimaryAddress } from './failovers.js';
 
-/**
- * How long a connection may stay off the primary the Sentinels named before any primary they lead it to is
- * taken as that one (named by an address the connection never shows: a NAT).
- */
-const moveMs = 2_000;
-
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
 
@@ -188,42 +182,30 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
  * Sentinels fail the primary over, the counters stay off Redis: the old primary would take counts the new
  * one never sees. After +switch-master they are shared again only once the connection is on the new primary
  * (the old one still answers a ping, as a replica, but refuses every write): when the connection is already
- * there, at once; else it is made again at once, and ioredis asks the Sentinels where the primary is (again,
- * while one not told yet leads it back to the old primary). A primary the Sentinels name by an address the
- * connection never shows (a NAT) is taken as reached after `moveMs`. A connection still up after a failover
- * that never ended (the hold ran out) is made again too. The listeners are an EventEmitter's.
+ * there, at once; else it is made again at once, and ioredis asks the Sentinels where the primary is. So is
+ * a connection still up after a failover that never ended (the hold ran out). The listeners are an
+ * EventEmitter's.
  */
 function failoverGate(redis: RedisClient) {
   let failingOver = false;
-  /** The primary the Sentinels named, until the connection is on it (or moveMs passed). */
-  let movingTo: PrimaryAddress | undefined;
-  let moveDeadline: NodeJS.Timeout | undefined;
   /** Whether the connection is on `primary` (the address and port it is connected to). */
   const on = (primary: PrimaryAddress) => {
     const stream = 'stream' in redis ? redis.stream : undefined;
     const host = stream?.remoteAddress?.replace(/^::ffff:/, '');
     return stream?.remotePort === primary.port && host === primary.host;
   };
-  const moved = () => {
-    movingTo = undefined;
-    clearTimeout(moveDeadline);
-  };
-  /** Up, outside a failover, and on the primary the Sentinels named (when one is named and not reached). */
-  const there = () => !failingOver && redis.status === 'ready' && (!movingTo || on(movingTo));
+  /** Up, outside a failover. */
+  const there = () => !failingOver && redis.status === 'ready';
   const events = new EventEmitter<{ lost: [reason: string, planned?: boolean]; ready: [] }>();
   /** Shares the counters again, when the connection is there; whether it did. */
   const shareIfThere = () => {
     if (!there()) return false;
-    moved();
     events.emit('ready');
     return true;
   };
   redis.on('close', () => events.emit('lost', 'connection closed'));
   redis.on('error', (error: Error) => events.emit('lost', error.message));
-  redis.on('ready', () => {
-    // Up on another server than the one named (a Sentinel not told yet led ioredis back): made again.
-    if (!shareIfThere() && movingTo && !failingOver) redis.disconnect(true);
-  });
+  redis.on('ready', shareIfThere);
   const failover: FailoverListener = {
     started() {
       failingOver = true;
@@ -232,21 +214,13 @@ function failoverGate(redis: RedisClient) {
     ended(newPrimary) {
       const held = failingOver;
       failingOver = false;
-      if (!newPrimary) {
-        if (redis.status === 'ready') redis.disconnect(true);
+      if (newPrimary && redis.status === 'ready' && on(newPrimary)) {
+        shareIfThere(); // it got there first (or never left)
         return;
       }
-      movingTo = newPrimary;
-      if (shareIfThere()) return; // it got there first (or never left)
-      // Off the counters until the connection is on the new primary (a +switch-master heard without the
-      // failover's start, too): made again now, and ioredis asks the Sentinels where it is.
+      // Off the counters until the connection is made again (a +switch-master heard without the failover's
+      // start, too): ioredis asks the Sentinels where the primary is now, and 'ready' shares them again.
       if (!held) events.emit('lost', 'the Sentinels moved the primary', true);
-      clearTimeout(moveDeadline);
-      moveDeadline = setTimeout(() => {
-        moved();
-        shareIfThere();
-      }, moveMs);
-      moveDeadline.unref();
       if (redis.status === 'ready') redis.disconnect(true);
     },
   };
