@@ -3,21 +3,12 @@
 // Cluster of three primaries with a replica each (a primary killed, then a slot moved key by key). Run by
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
-import { freePort } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
-import {
-  call,
-  freshStore,
-  processesStoppedAfterEach,
-  startServer,
-  type TestServer,
-  tokenParts,
-} from '../support/harness.js';
+import { call, freshStore, startServer, type TestServer, tokenParts } from '../support/harness.js';
 import { startCluster, startSentinels } from '../support/redis-topologies.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const startProcess = processesStoppedAfterEach();
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -209,22 +200,6 @@ describe.runIf(redisTopology === 'sentinel')(
     });
   },
 );
-
-describe.runIf(redisTopology === 'sentinel')('one Sentinel the URL names refusing connections', () => {
-  it('a start and a failover write nothing but JSON lines: no "[ioredis] Unhandled error event", no stack', async () => {
-    const sentinels = await startSentinels();
-    cleanups.push(() => sentinels.stop());
-    // A Sentinel address where nothing listens, first in the list (asked first by every client).
-    const url = sentinels.url.replace('redis+sentinel://', `redis+sentinel://127.0.0.1:${await freePort()},`);
-    const server = await startProcess({ ...(await freshStore()), REDIS_URL: url, NODE_ENV: 'production' });
-    await sentinels.failover();
-    await sleep(3_000); // the failover followed, each client reconnected (the refusing one again and again)
-    const output = server.output();
-    expect(output).not.toContain('Unhandled error event');
-    expect(output).not.toMatch(/\n\s+at /);
-    expect(output.split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toEqual([]);
-  });
-});
 
 describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resharding under load', () => {
   it('a primary killed, then a slot moved key by key: every request answered 200, no MOVED, ASK or CROSSSLOT reaches a client or the log, admissions counted within the bound', async () => {

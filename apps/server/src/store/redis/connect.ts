@@ -82,11 +82,9 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
             // (the instances stayed degraded: 72 s measured from outside, 15 s+ in the test on a loaded
             // machine). Never under 2 s: a slow Sentinel is not a silent one.
             sentinelCommandTimeout: Math.max(2_000, commandTimeoutMs),
-            // No failoverDetector: the service's own subscription to every Sentinel (failovers.ts) moves
-            // the connection at +switch-master (counters.ts, failoverGate). ioredis's detector subscribed
-            // through clients of its own without an 'error' listener: a Sentinel refusing connections wrote
-            // "[ioredis] Unhandled error event" and a stack to stderr at start and after each failover
-            // (redis/ioredis#1600).
+            // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
+            // at the old primary's first refusal or silence.
+            failoverDetector: true,
           })
         : new ioredis.Redis(address.url, common);
   }

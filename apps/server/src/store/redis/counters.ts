@@ -13,6 +13,9 @@ import { instanceLiveMs, insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
 import type { FailoverListener, PrimaryAddress } from './failovers.js';
 
+/** How long a connection may take to move to a new primary after a failover before it is made again. */
+const moveMs = 2_000;
+
 /** How long an instance's marker lasts unless renewed (see `marker`). */
 const markerMs = 24 * 3_600_000;
 
@@ -180,26 +183,35 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
 /**
  * The connection as the insurance watches it, with Sentinel failovers in between (failovers.ts). While the
  * Sentinels fail the primary over, the counters stay off Redis: the old primary would take counts the new
- * one never sees. After +switch-master they are shared again only once the connection is on the new primary
- * (the old one still answers a ping, as a replica, but refuses every write): when the connection is already
- * there, at once; else it is made again at once, and ioredis asks the Sentinels where the primary is. So is
- * a connection still up after a failover that never ended (the hold ran out). The listeners are an
- * EventEmitter's.
+ * one never sees. After +switch-master they are shared again only once the connection is on the new primary:
+ * ioredis's failoverDetector moves it at the same message, and until it has, the old primary still answers
+ * a ping (as a replica) but refuses every write. When the connection is already there (it got the news
+ * first), they are shared again at once; when it has not moved within `moveMs`, it is made again, to
+ * wherever the Sentinels say. So is a connection still up after a failover that never ended (the hold ran
+ * out). The listeners are an EventEmitter's.
  */
 function failoverGate(redis: RedisClient) {
   let failingOver = false;
-  /** Whether the connection is on `primary` (the address and port it is connected to). */
-  const on = (primary: PrimaryAddress) => {
+  /** The primary the Sentinels named, until the connection is on it. */
+  let movingTo: PrimaryAddress | undefined;
+  let moveTimer: NodeJS.Timeout | undefined;
+  const onNewPrimary = () => {
+    if (!movingTo) return true;
     const stream = 'stream' in redis ? redis.stream : undefined;
     const host = stream?.remoteAddress?.replace(/^::ffff:/, '');
-    return stream?.remotePort === primary.port && host === primary.host;
+    return stream?.remotePort === movingTo.port && host === movingTo.host;
   };
-  /** Up, outside a failover. */
-  const there = () => !failingOver && redis.status === 'ready';
+  const moved = () => {
+    movingTo = undefined;
+    clearTimeout(moveTimer);
+  };
+  /** Up, and on the primary the Sentinels named (when a failover named one), outside a failover. */
+  const there = () => !failingOver && redis.status === 'ready' && onNewPrimary();
   const events = new EventEmitter<{ lost: [reason: string, planned?: boolean]; ready: [] }>();
   /** Shares the counters again, when the connection is there; whether it did. */
   const shareIfThere = () => {
     if (!there()) return false;
+    moved();
     events.emit('ready');
     return true;
   };
@@ -209,19 +221,25 @@ function failoverGate(redis: RedisClient) {
   const failover: FailoverListener = {
     started() {
       failingOver = true;
+      moved();
       events.emit('lost', 'the Sentinels are failing the primary over', true);
     },
     ended(newPrimary) {
-      const held = failingOver;
       failingOver = false;
-      if (newPrimary && redis.status === 'ready' && on(newPrimary)) {
-        shareIfThere(); // it got there first (or never left)
+      if (!newPrimary) {
+        if (redis.status === 'ready') redis.disconnect(true);
         return;
       }
-      // Off the counters until the connection is made again (a +switch-master heard without the failover's
-      // start, too): ioredis asks the Sentinels where the primary is now, and 'ready' shares them again.
-      if (!held) events.emit('lost', 'the Sentinels moved the primary', true);
-      if (redis.status === 'ready') redis.disconnect(true);
+      movingTo = newPrimary;
+      if (shareIfThere()) return;
+      // Not moved by ioredis in time (a primary the Sentinels name by another address than the one
+      // connected to, or a message it missed): reconnected, so ioredis asks the Sentinels where it is.
+      // Cleared when the connection gets there first (moved).
+      moveTimer = setTimeout(() => {
+        moved();
+        redis.disconnect(true);
+      }, moveMs);
+      moveTimer.unref();
     },
   };
   return { events, failover, connected: there };

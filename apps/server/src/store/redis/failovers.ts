@@ -4,8 +4,8 @@
 // past its limit by that much (measured: 2,800 of 6,000 admissions over a forced failover). So the
 // counters stop using Redis from the failover's start (+selected-slave, sent just before the promotion)
 // until it ends (+switch-master, or an abort), counting in memory meanwhile, as during an outage, and add
-// what they admitted to the new primary after (limits/insured.ts, limits/leases.ts). The connection moves
-// at +switch-master, by this subscription too (counters.ts; ioredis's own failoverDetector is not used).
+// what they admitted to the new primary after (limits/insured.ts, limits/leases.ts). ioredis's own
+// failoverDetector moves the connection only at +switch-master.
 // Written by hand: docs/decisions.md#redis-failovers.
 import type { Redis } from 'ioredis';
 import type { RedisAddress } from '../../config.js';
@@ -38,9 +38,8 @@ export async function watchFailovers(address: SentinelAddress, on: FailoverListe
       }) as Redis,
   );
   let hold: NodeJS.Timeout | undefined;
-  /** The failover ended: an abort (or the hold's end) only if one was heard starting; a new primary always. */
   const end = (newPrimary?: PrimaryAddress) => {
-    if (!hold && !newPrimary) return;
+    if (!hold) return;
     clearTimeout(hold);
     hold = undefined;
     on.ended(newPrimary);
