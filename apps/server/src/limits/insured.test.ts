@@ -13,7 +13,6 @@ const watch: SharedStoreWatch = {
   onLost: () => {},
   onReady: () => {},
   connected: () => true,
-  deadlineMs: 500,
   kept: async () => true,
   remember: async () => {},
   forget: async () => {},
