@@ -390,8 +390,12 @@ export class Leases {
         // Points untaken meanwhile stay with the lease while its window runs; a new window starts empty
         // (what the ended one admitted and did not report ended with it), also one an operator started
         // over before the old one's end (its end is elsewhere). The window's end as each engine reports
-        // it can differ by a millisecond (Redis gives a TTL).
-        const sameWindow = window.resetAt > at && Math.abs(grant.resetAt - window.resetAt) < sameEndMs;
+        // it can differ by a millisecond (Redis gives a TTL). Ends are compared within one store only: a
+        // stand-in's window (Redis out) ends elsewhere, and what the lease has to report still belongs to
+        // the shared one (comparing them dropped those reports: admissions read as reserved for good).
+        const moved =
+          (grant.epoch ?? 0) === window.epoch && Math.abs(grant.resetAt - window.resetAt) >= sameEndMs;
+        const sameWindow = window.resetAt > at && !moved;
         lease.pace = afterGrant(lease.pace, at, grant.used - grant.granted - window.used, sameWindow);
         const kept = sameWindow && lease.points.state === 'held' ? lease.points : undefined;
         const left = (kept?.left ?? 0) + grant.granted;
