@@ -284,7 +284,7 @@ program
   .action(async (id: string, options: { reset?: WindowName[] }) => {
     const store = await openStore();
     const known = (await store.keys.list()).some((k) => k.id === id);
-    const reset = [...new Set(options.reset ?? [])];
+    const reset = [...new Set(options.reset ?? [])]; // named once in the line it prints
     if (known) {
       await store.limiter.unban(id);
       if (reset.length > 0) await store.limiter.resetWindows(id, reset);

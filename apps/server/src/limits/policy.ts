@@ -57,7 +57,7 @@ export interface RateLimiter {
   /** Ends the key's ban and clears its record of violations. */
   unban(id: string): Promise<void>;
   /**
-   * Starts the key's `windows` over now: each process takes from a fresh window (with the whole limit)
+   * Starts the key's `windows` over now (each once, however often named): each process takes from a fresh window (with the whole limit)
    * at its next look at the store, within recheckMs where it was refused. What was admitted in the old
    * windows stays in the usage per day (usage/meter.ts), not in the windows.
    */
@@ -224,7 +224,7 @@ export function createRateLimiter(
       // Until every process has looked at the store again, one may still refuse from its memory of the old
       // window: as after new terms, such a refusal counts toward no ban and asks no wait past the bound.
       await store.mark(key.newTerms, propagationMs);
-      for (const name of windows) {
+      for (const name of new Set(windows)) {
         const window = key[name];
         await Promise.all([window, admittedCount(window), leasedCount(window)].map((n) => store.delete(n)));
         leases.forget(window);

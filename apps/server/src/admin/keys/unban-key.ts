@@ -12,7 +12,7 @@ export const unbanKey = ({ store, limiter, audit }: AdminDeps): RequestHandler =
     const id = keyIdOf(req);
     if (!(await store.keys.get(id))) throw noKey(id);
     await limiter.unban(id);
-    const reset = [...new Set(windowsOf(req.query.reset))];
+    const reset = windowsOf(req.query.reset);
     if (reset.length > 0) await limiter.resetWindows(id, reset);
     audit(changeOf(req, res, 'unbanKey'));
     res.status(204).end();

@@ -202,11 +202,8 @@ export type PostgresOptions = { url: string; poolSize: number; statementTimeoutM
 
 /** Connects and migrates (once across instances); throws StoreOpenError with an operator's message. */
 export async function openDatabase(options: PostgresOptions): Promise<Pg> {
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize,
-    ...clientDeadlines(options.statementTimeoutMs),
-  });
+  const deadlines = clientDeadlines(options.statementTimeoutMs);
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize, ...deadlines });
   // A connection whose backend goes away (terminated, a restart) emits 'error' on its client. pg-pool
   // listens only while the client is idle (then re-emits here) and removes its listener at checkout, so a
   // client checked out for a transaction had none, and the event took the process down. Every client gets
@@ -249,9 +246,7 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
   // One deadline from the moment a connection is asked for: the connection within min(3 s, S), and every
   // statement after it within what is left of S + networkMarginMs (clientDeadlines), so that a request
   // waits S + 1 s at most whatever it waited for.
-  const { connectionTimeoutMillis: connectMs = 0, query_timeout: boundMs = 0 } = clientDeadlines(
-    options.statementTimeoutMs,
-  );
+  const { connectionTimeoutMillis: connectMs = 0, query_timeout: boundMs = 0 } = deadlines;
   const checkout = async (): Promise<Checkout> => {
     const started = performance.now();
     let client: pg.PoolClient;
