@@ -12,9 +12,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { locate } from './locate.js';
-import { adminSpecRoot, bundleTo, repoRoot, sourcesAt, specChangesets, specDir, specRoot } from './shared.js';
+import { adminSpecRoot, bundleTo, repoRoot, sourcesAt, specChangesets, specRoot } from './repo.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -66,7 +67,7 @@ function review(
       base,
       revision,
       '--config',
-      join(specDir, 'redocly-diff.yaml'),
+      fileURLToPath(new URL('../redocly-diff.yaml', import.meta.url)),
       '--format',
       'json',
       '--fail-on',

@@ -2,7 +2,7 @@
 // storage and a throwaway user, serving only the @animal-store scope (everything else from npmjs as usual).
 // A scratch copy of this working tree gets a changeset, `pnpm version-packages`, then `pnpm release`; a
 // consumer with plain npm installs the server and the client from the registry and runs them.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -10,13 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
   createKey,
-  freePort,
   listeningUrl,
   type ServerProcess,
   spawnUntilReady,
   withoutNpxOptions,
 } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalRegistry, startLocalRegistry } from '../src/local-registry.js';
 
 const exec = promisify(execFile);
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -24,7 +24,7 @@ const work = mkdtempSync(join(tmpdir(), 'animal-store-release-'));
 const scratch = join(work, 'repo');
 const consumer = join(work, 'consumer');
 const group = ['@animal-store/spec', '@animal-store/server', '@animal-store/client'];
-let registry: ChildProcess;
+let registry: LocalRegistry | undefined;
 let registryUrl: string;
 let token: string;
 let version: string;
@@ -46,47 +46,11 @@ async function packument(name: string) {
 }
 
 beforeAll(async () => {
-  // The registry.
-  const port = await freePort();
-  registryUrl = `http://127.0.0.1:${port}/`;
-  writeFileSync(
-    join(work, 'verdaccio.yaml'),
-    `storage: ${join(work, 'storage')}
-auth:
-  htpasswd:
-    file: ${join(work, 'htpasswd')}
-uplinks:
-  npmjs:
-    url: https://registry.npmjs.org/
-packages:
-  '@animal-store/*':
-    access: $all
-    publish: $authenticated
-  '**':
-    access: $all
-    proxy: npmjs
-log: { type: stdout, format: pretty, level: warn }
-`,
-  );
-  const bin = join(dirname(fileURLToPath(import.meta.resolve('verdaccio/package.json'))), 'bin/verdaccio');
-  registry = spawn(
-    process.execPath,
-    [bin, '--config', join(work, 'verdaccio.yaml'), '--listen', `127.0.0.1:${port}`],
-    {
-      stdio: 'ignore',
-    },
-  );
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${registryUrl}-/ping`).catch(() => undefined))?.ok) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const user = await fetch(`${registryUrl}-/user/org.couchdb.user:release-test`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'release-test', password: 'a-throwaway-password' }),
-  });
-  token = ((await user.json()) as { token: string }).token;
-  const npmrc = `@animal-store:registry=${registryUrl}\n//127.0.0.1:${port}/:_authToken=${token}\n`;
+  // The registry, as `pnpm --filter @animal-store/release-tools local-registry` starts it for a rehearsal.
+  registry = await startLocalRegistry();
+  registryUrl = registry.url;
+  token = registry.token;
+  const npmrc = registry.npmrc;
 
   // The scratch copy: this working tree's files (not its node_modules or build output), its own install.
   const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard'], {
@@ -118,7 +82,7 @@ log: { type: stdout, format: pretty, level: warn }
 
 afterAll(async () => {
   for (const s of started) await s.stop();
-  registry?.kill();
+  registry?.stop();
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
-import { repoRoot, specRoot } from './shared.js';
+import { repoRoot, specRoot } from './repo.js';
 
 type Parsed = { root: Node | null; lines: LineCounter };
 const cache = new Map<string, Parsed>();

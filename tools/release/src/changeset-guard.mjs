@@ -138,7 +138,7 @@ const contracts = changedFiles(base, ['spec/openapi', 'spec/admin']);
 if (contracts.length > 0) {
   const diff = spawnSync(
     'pnpm',
-    ['--silent', '--filter', '@animal-store/spec', 'spec:diff', '--base', base, '--since', base],
+    ['--silent', '--filter', '@animal-store/release-tools', 'spec:diff', '--base', base, '--since', base],
     { cwd: root, encoding: 'utf8' },
   );
   if (diff.error) {

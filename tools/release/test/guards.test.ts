@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { bundledAdminSpecPath, bundledSpecPath } from '@animal-store/spec/files';
 import { describe, expect, it } from 'vitest';
-import { bundledAdminSpecPath, bundledSpecPath } from '../src/files.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures edit arbitrary places of the document
 type Spec = Record<string, any>;
 const run = promisify(execFile);
-const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url));
+const script = (name: string) => fileURLToPath(new URL(`../src/${name}`, import.meta.url));
 
 function fixture(edit: (spec: Spec) => void = () => {}, from = bundledSpecPath): string {
   const spec = JSON.parse(readFileSync(from, 'utf8')) as Spec;
@@ -283,7 +283,7 @@ describe('pnpm spec:diff', () => {
 });
 
 describe('matched releases', () => {
-  const root = new URL('../../', import.meta.url);
+  const root = new URL('../../../', import.meta.url);
   const read = (path: string) => JSON.parse(readFileSync(new URL(path, root), 'utf8'));
   const config = read('.changeset/config.json') as { fixed: string[][] };
   const locations: Record<string, string> = {
@@ -317,8 +317,8 @@ describe('matched releases', () => {
   });
 });
 
-describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)', () => {
-  const guard = fileURLToPath(new URL('../../scripts/changeset-guard.mjs', import.meta.url));
+describe('the changeset guard (src/changeset-guard.mjs, in pnpm lint:root)', () => {
+  const guard = fileURLToPath(new URL('../src/changeset-guard.mjs', import.meta.url));
   const changeset = (releases: string) => `---\n${releases}---\n\nA change.\n`;
   /** A git repository on main whose first commit is a release (the server's version set). */
   async function repository() {
@@ -341,7 +341,7 @@ describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)',
       await git('commit', '-qm', message);
     };
     // The guard's own imports resolve from the repository it checks: this one's node_modules stand in.
-    const nodeModules = fileURLToPath(new URL('../../node_modules', import.meta.url));
+    const nodeModules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
     await run('ln', ['-s', nodeModules, join(dir, 'node_modules')]);
     const check = () =>
       run(process.execPath, [guard], { cwd: dir }).then(
@@ -409,14 +409,14 @@ describe('the changeset guard (scripts/changeset-guard.mjs, in pnpm lint:root)',
 });
 
 describe('the releases table (docs/releasing.md)', () => {
-  const table = readFileSync(new URL('../../docs/releasing.md', import.meta.url), 'utf8');
+  const table = readFileSync(new URL('../../../docs/releasing.md', import.meta.url), 'utf8');
   const rows = [...table.matchAll(/^\| `(\d+\.\d+\.\d+)` +\| `([0-9a-f]{40})` +\|/gm)].map(
     ([, version, commit]) => ({
       version: version as string,
       commit: commit as string,
     }),
   );
-  const repo = fileURLToPath(new URL('../../', import.meta.url));
+  const repo = fileURLToPath(new URL('../../../', import.meta.url));
   const at = async (commit: string, path: string) =>
     (
       JSON.parse((await run('git', ['show', `${commit}:${path}`], { cwd: repo })).stdout) as {

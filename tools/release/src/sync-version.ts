@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
-import { specDir, specRoot } from './shared.js';
+import { specDir, specRoot } from './repo.js';
 
 const { version } = JSON.parse(readFileSync(join(specDir, 'package.json'), 'utf8')) as { version: string };
 const document = parseDocument(readFileSync(specRoot, 'utf8'));

@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { validateWorkflow } from '@action-validator/core';
 import { describe, expect, it } from 'vitest';
 
-const folder = fileURLToPath(new URL('../../.github/workflows/', import.meta.url));
+const folder = fileURLToPath(new URL('../../../.github/workflows/', import.meta.url));
 const workflows = readdirSync(folder).filter((f) => f.endsWith('.yml'));
 const read = (name: string) => readFileSync(join(folder, name), 'utf8');
-const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const readme = readFileSync(fileURLToPath(new URL('../../../README.md', import.meta.url)), 'utf8');
 
 describe('.github/workflows', () => {
   it('has the CI, spec review and release workflows', () => {
@@ -46,7 +46,7 @@ describe('.github/workflows', () => {
   });
 
   it('CI installs every program the suites drive, from the one list the test command installs from', () => {
-    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
     const list = readFileSync(join(root, 'packages/test-support/bin/debian-tools.list'), 'utf8')
       .split('\n')
       .filter((line) => line.trim() && !line.startsWith('#'))

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { lastRelease, loadSpec, pendingMajorChangesets, repoRoot, sourcesAt, specRoot } from './shared.js';
+import { lastRelease, loadSpec, pendingMajorChangesets, repoRoot, sourcesAt, specRoot } from './repo.js';
 
 const { values: args } = parseArgs({
   options: {
