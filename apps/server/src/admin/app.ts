@@ -1,6 +1,6 @@
 // createAdminApp: the admin API's own Express app, for its own listener (ADMIN_PORT), in the shell both
 // apps share (http/contract-app.ts). Under the base path (`/admin/v1`), the chain below in its order: the
-// admin token, its rate limit (token-limit.ts), the request's shape, the admin contract's validation
+// headers of every answer (no-store, no framing), the admin token, its rate limit (token-limit.ts), the request's shape, the admin contract's validation
 // (requests and responses), the operations (routes.ts, one file each under keys/). Outside it, the console
 // at /console/ (console.ts). Nothing of the public API is mounted here, and nothing of this on the public app.
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,8 @@ import { integerQueryParameters, loadAdminContract } from '../contract.js';
 import { canonicalIntegers } from '../http/canonical-integers.js';
 import { contractApp } from '../http/contract-app.js';
 import { decodablePath } from '../http/decodable-path.js';
+import { everyAnswer } from '../http/every-answer.js';
+import { headAsGet } from '../http/head-as-get.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce } from '../http/plain-query-names.js';
 import { resolveOperation } from '../http/resolve-operation.js';
@@ -68,12 +70,15 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     health: deps.health,
     outside: serveConsole,
     chain: [
+      // Answers name keys and carry secrets: no cache keeps one, and no page frames one.
+      everyAnswer({ 'Cache-Control': 'no-store', 'X-Frame-Options': 'DENY' }),
       resolveOperation(contract, basePath),
       ...(deps.tracing ? [serverSpans] : []),
       parseQueryOnce,
       requireAdminToken(deps.tokens),
       limitAdminToken(deps.perMinute),
       decodablePath,
+      headAsGet,
       canonicalIntegers(integerQueryParameters(contract)),
       jsonBody(requestBodyLimit),
       contractValidator(contract, onViolation),

@@ -33,6 +33,7 @@ export function serveConsole(app: Express): void {
       setHeaders(res, path) {
         res.set({
           'Content-Security-Policy': policy,
+          'X-Frame-Options': 'DENY', // for browsers that do not read the CSP's frame-ancestors
           'X-Content-Type-Options': 'nosniff',
           'Referrer-Policy': 'no-referrer',
           'Cache-Control': path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',

@@ -39,6 +39,7 @@ const fileHeaders = [
 export function sendError(res: Response, error: HttpError): void {
   res.locals.errorCode = error.body.code;
   for (const name of fileHeaders) res.removeHeader(name);
+  res.set(res.locals.everyAnswer ?? {}); // the API's own (every-answer.ts)
   res.set(error.headers);
   res.status(error.status).json(error.body);
 }

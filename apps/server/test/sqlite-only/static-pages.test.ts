@@ -82,6 +82,7 @@ describe("the console's files: their policy and their caching", () => {
     expect(policy.split('; ')).toEqual(
       expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'"]),
     );
+    expect(page.headers.get('x-frame-options')).toBe('DENY'); // browsers that read no frame-ancestors
     // A new release's page names its new assets: a page cached for a year would load the old ones.
     expect(page.headers.get('cache-control')).toBe('no-cache');
     const path = /src="\/console\/(assets\/[^"]+\.js)"/.exec(await page.text())?.[1];

@@ -19,6 +19,38 @@ const operations = Object.entries(adminContract.paths).flatMap(([path, item]) =>
 const suite = adminSuite();
 const { as, adminCall, createKey } = suite;
 
+describe('every admin answer', () => {
+  it('carries Cache-Control: no-store and X-Frame-Options: DENY, a secret and an error alike', async () => {
+    const created = await as(token)('/keys', { method: 'POST', body: JSON.stringify({ plan: 'free' }) });
+    const answers = [
+      created,
+      await adminCall('/keys?limit=1'),
+      await adminCall('/keys/000000000000'),
+      await adminCall('/keys?limit=0'),
+      await as(undefined)('/keys'),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([201, 200, 404, 400, 401]);
+    for (const res of answers)
+      expect([res.headers.get('cache-control'), res.headers.get('x-frame-options')]).toEqual([
+        'no-store',
+        'DENY',
+      ]);
+  });
+
+  it('HEAD is answered as GET without the body, where Allow lists it', async () => {
+    const { key } = await createKey({ plan: 'free' });
+    for (const path of ['/keys?limit=2', `/keys/${key.id}`]) {
+      const [head, get] = [await adminCall(path, { method: 'HEAD' }), await adminCall(path)];
+      expect([head.status, await head.text()]).toEqual([200, '']);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('cache-control')).toBe('no-store');
+    }
+    const put = await adminCall('/keys', { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toMatch(/\bHEAD\b/);
+  });
+});
+
 describe('admin tokens', () => {
   it.each(operations)('$operationId is refused without a token, and with a wrong one', async (op) => {
     const { key } = await createKey({ plan: 'free' });
