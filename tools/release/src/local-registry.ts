@@ -18,6 +18,8 @@ export type LocalRegistry = {
   token: string;
   /** .npmrc lines that send the @animal-store scope to the registry, authenticated. */
   npmrc: string;
+  /** The folder of its configuration and storage. */
+  dir: string;
   /** Stops the registry, and deletes its storage unless the caller named the folder. */
   stop(): void;
 };
@@ -75,7 +77,7 @@ export async function startLocalRegistry(
     });
     const { token } = (await user.json()) as { token: string };
     const npmrc = `@animal-store:registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`;
-    return { url, token, npmrc, stop };
+    return { url, token, npmrc, dir, stop };
   } catch (error) {
     stop();
     throw error;
@@ -104,6 +106,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   process.stdout.write(
     `A local registry runs at ${registry.url} (Ctrl-C stops it).\n` +
+      `Its storage: ${registry.dir}${args.dir ? '' : ' (deleted when it stops)'}\n` +
       `Add these lines to the repository's .npmrc (and remove them after) to publish there:\n\n${registry.npmrc}\n`,
   );
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
