@@ -13,47 +13,73 @@ import {
 type Integer = number | string;
 
 /**
+ * How a property is stored: `integer` a BIGINT (PostgreSQL returns it as a string, SQLite as a number; both
+ * become numbers), `text` as is, `json` an array or object in a JSON column (TEXT on SQLite, JSONB on
+ * PostgreSQL): written as JSON text, read back parsed (node-postgres parses JSONB itself).
+ */
+export type ColumnKind = 'integer' | 'text' | 'json';
+type Columns<T> = Record<keyof T, { column: string; kind: ColumnKind }>;
+
+/**
+ * The statements' parts and the mapping of `table`, whose rows are objects `T` (`id` assigned by the
+ * database), from its property → column pairs: the SELECT list (of a table alias, optionally), the INSERT
+ * of a new row that returns the stored one (with the engine's placeholders, `?` or `$1`, `$2`, ... given
+ * their position from 1), its values in the INSERT's order, and the row read back as `T`.
+ */
+export function mapping<T extends { id: number }>(table: string, columns: Columns<T>) {
+  const fields = Object.entries(columns) as [keyof T & string, { column: string; kind: ColumnKind }][];
+  const select = (alias?: string): string =>
+    fields.map(([, { column }]) => (alias ? `${alias}.${column}` : column)).join(', ');
+  const created = fields.filter(([property]) => property !== 'id');
+  const insert = (placeholder: (position: number) => string) =>
+    `INSERT INTO ${table} (${created.map(([, { column }]) => column).join(', ')})
+   VALUES (${created.map((_, i) => placeholder(i + 1)).join(', ')}) RETURNING ${select()}`;
+  const values = (row: Omit<T, 'id'>): unknown[] =>
+    created.map(([property, { kind }]) => {
+      const value = (row as Record<string, unknown>)[property];
+      return kind === 'json' && value !== undefined && value !== null ? JSON.stringify(value) : value;
+    });
+  const toObject = (row: Record<string, unknown>): T => {
+    const object: Record<string, unknown> = {};
+    for (const [property, { column, kind }] of fields) {
+      const value = row[column];
+      if (value === null || value === undefined) continue;
+      object[property] =
+        kind === 'integer'
+          ? Number(value)
+          : kind === 'json' && typeof value === 'string'
+            ? JSON.parse(value)
+            : value;
+    }
+    return object as T;
+  };
+  return { select, insert, values, toObject };
+}
+
+/**
  * Every property of the contract's Pet and the column that stores it, the one place they are paired:
  * `satisfies` makes a property the contract adds to Pet a type error here until it has a column (and a
  * migration on each engine: sqlite/database.ts, postgres/database.ts). Every statement that reads or
  * writes pets is built from it (petSelect, petInsert), so nothing else spells the columns out.
- * `integer` marks the columns PostgreSQL returns as strings (BIGINT).
  */
 export const petColumns = {
-  id: { column: 'id', integer: true },
-  name: { column: 'name', integer: false },
-  categoryId: { column: 'category_id', integer: true },
-  status: { column: 'status', integer: false },
-} as const satisfies Record<keyof Pet, { column: string; integer: boolean }>;
+  id: { column: 'id', kind: 'integer' },
+  name: { column: 'name', kind: 'text' },
+  categoryId: { column: 'category_id', kind: 'integer' },
+  status: { column: 'status', kind: 'text' },
+} as const satisfies Columns<Pet>;
 
 type PetColumn = (typeof petColumns)[keyof typeof petColumns]['column'];
-export type PetRow = Record<PetColumn, string | number>;
+export type PetRow = Record<PetColumn, unknown>;
 
-const petFields = Object.entries(petColumns) as [keyof Pet, { column: PetColumn; integer: boolean }][];
+const pets = mapping<Pet>('pets', petColumns);
 /** The pet columns for a SELECT list, optionally of a table alias (`p.id, p.name, ...`). */
-export const petSelect = (alias?: string): string =>
-  petFields.map(([, { column }]) => (alias ? `${alias}.${column}` : column)).join(', ');
-/** The properties of a new pet (all but the id) and their columns, in one order, for an INSERT. */
-const newPetColumns = petFields.filter(([property]) => property !== 'id');
-/**
- * The INSERT of a new pet that returns the stored row, with the engine's placeholders (`?`, or `$1`, `$2`,
- * ... given their position from 1); its values are newPetValues'.
- */
-export const petInsert = (placeholder: (position: number) => string): string =>
-  `INSERT INTO pets (${newPetColumns.map(([, { column }]) => column).join(', ')})
-   VALUES (${newPetColumns.map((_, i) => placeholder(i + 1)).join(', ')}) RETURNING ${petSelect()}`;
+export const petSelect = pets.select;
+/** The INSERT of a new pet that returns the stored row; its values are newPetValues'. */
+export const petInsert = pets.insert;
 /** The values of a new pet in petInsert's order. */
-export const newPetValues = (pet: Omit<Pet, 'id'>): unknown[] =>
-  newPetColumns.map(([property]) => pet[property as keyof Omit<Pet, 'id'>]);
-
-export const toPet = (row: PetRow): Pet => {
-  const pet: Record<string, unknown> = {};
-  for (const [property, { column, integer }] of petFields) {
-    const value = row[column];
-    if (value !== null && value !== undefined) pet[property] = integer ? Number(value) : value;
-  }
-  return pet as Pet;
-};
+export const newPetValues = pets.values;
+export const toPet = (row: PetRow): Pet => pets.toObject(row);
 
 /** An api_keys row (the secret hashes are checked by key-tokens.ts, never mapped out). */
 export type KeyRow = {
