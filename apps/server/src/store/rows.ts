@@ -8,6 +8,8 @@ import {
   type CreationRequest,
   idempotencyWindowMs,
   type KeyDayCounts,
+  type PetFilter,
+  petFilterNames,
 } from './store.js';
 
 type Integer = number | string;
@@ -80,6 +82,12 @@ export const petInsert = pets.insert;
 /** The values of a new pet in petInsert's order. */
 export const newPetValues = pets.values;
 export const toPet = (row: PetRow): Pet => pets.toObject(row);
+
+/** The filters given, in petFilterNames' order, and their values in that order: an engine's conditions. */
+export function givenFilters(filter: PetFilter) {
+  const names = petFilterNames.filter((name) => filter[name] !== undefined);
+  return { names, values: names.map((name) => filter[name]) };
+}
 
 /** An api_keys row (the secret hashes are checked by key-tokens.ts, never mapped out). */
 export type KeyRow = {

@@ -32,6 +32,15 @@ export type IdempotencyScope = { apiKeyId: string; key: string };
  */
 export type IdempotencyClaim = IdempotencyScope & { token: string };
 
+/**
+ * listPets' filters (query parameters of the contract): a pet passes when it matches every one given. A
+ * filter the contract adds is named here, in the order a cursor records them (api/pets/cursor.ts), and gets
+ * its condition on each engine (sqlite/pets.ts, postgres/pets.ts: a type error there until it has one).
+ */
+export const petFilterNames = ['status'] as const;
+export type PetFilter = { status?: PetStatus };
+petFilterNames satisfies readonly (keyof PetFilter)[];
+
 export interface PetStore {
   /**
    * Adds a pet. `accept` sees the pet exactly as stored (read back from the engine) before the write is
@@ -44,12 +53,12 @@ export interface PetStore {
     accept: (stored: Pet) => void,
     idempotency?: IdempotencyClaim,
   ): Promise<Pet>;
-  /** The pets with these ids (those that exist), optionally of one status, in ascending id order. */
-  getMany(ids: bigint[], status?: PetStatus): Promise<Pet[]>;
+  /** The pets with these ids (those that exist) that pass the filter, in ascending id order. */
+  getMany(ids: bigint[], filter: PetFilter): Promise<Pet[]>;
   /** `id` is a BigInt so that every int64 is matched exactly (none rounds to another pet's id). */
   get(id: bigint): Promise<Pet | undefined>;
-  /** One page in ascending id order after `afterId`. */
-  list(options: { limit: number; status?: PetStatus; afterId: number }): Promise<PetPage>;
+  /** One page in ascending id order after `afterId`, of the pets that pass the filter. */
+  list(options: { limit: number; afterId: number; filter: PetFilter }): Promise<PetPage>;
 }
 
 /** What a key can be created with, and what an update sets (every field; the caller merges). */

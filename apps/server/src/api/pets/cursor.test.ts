@@ -5,9 +5,9 @@ const cursors = createCursors('a secret');
 
 describe('createCursors', () => {
   it.each([
-    ['the first page of all pets', { afterId: 20, status: null }],
-    ['a page of one status', { afterId: 7, status: 'sold' as const }],
-    ['a position beyond 2^31', { afterId: 2 ** 40, status: 'pending' as const }],
+    ['the first page of all pets', { afterId: 20, filter: {} }],
+    ['a page of one status', { afterId: 7, filter: { status: 'sold' as const } }],
+    ['a position beyond 2^31', { afterId: 2 ** 40, filter: { status: 'pending' as const } }],
   ])('round-trips %s', (_, position) => {
     expect(cursors.decode(cursors.encode(position))).toEqual(position);
   });
@@ -20,10 +20,16 @@ describe('createCursors', () => {
       (c: string) => `${Buffer.from('[21,null]').toString('base64url')}.${c.split('.')[1]}`,
     ],
     ['an altered signature', (c: string) => `${c.slice(0, -1)}${c.endsWith('A') ? 'B' : 'A'}`],
-    ['a cursor of another secret', () => createCursors('another').encode({ afterId: 20, status: null })],
+    ['a cursor of another secret', () => createCursors('another').encode({ afterId: 20, filter: {} })],
   ])('refuses %s', (_, alter) => {
-    expect(cursors.decode(alter(cursors.encode({ afterId: 20, status: null })))).toBeUndefined();
+    expect(cursors.decode(alter(cursors.encode({ afterId: 20, filter: {} })))).toBeUndefined();
   });
+});
+
+it('keeps the form of every release before: [afterId, status or null]', () => {
+  const payload = (c: string) => Buffer.from(c.split('.')[0] as string, 'base64url').toString();
+  expect(payload(cursors.encode({ afterId: 3, filter: {} }))).toBe('[3,null]');
+  expect(payload(cursors.encode({ afterId: 3, filter: { status: 'sold' } }))).toBe('[3,"sold"]');
 });
 
 describe('issuedSignatures', () => {

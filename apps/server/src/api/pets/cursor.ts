@@ -1,11 +1,11 @@
-// The opaque pagination cursor: the last id of the previous page and its status filter, signed with a
+// The opaque pagination cursor: the last id of the previous page and its filters, signed with a
 // per-database secret (HMAC-SHA256), so a client can neither forge nor alter one. Written by hand:
 // docs/decisions.md#pet-cursor.
 import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
-import type { PetStatus } from '@animal-store/spec';
 import { LRUCache } from 'lru-cache';
+import { type PetFilter, petFilterNames } from '../../store/store.js';
 
-type Position = { afterId: number; status: PetStatus | null };
+type Position = { afterId: number; filter: PetFilter };
 type Sign = (payload: string) => string;
 
 /** How many issued cursors' signatures are remembered (a few hundred KB at most). */
@@ -39,7 +39,12 @@ export function createCursors(secret: string) {
   );
   return {
     encode(position: Position): string {
-      const payload = Buffer.from(JSON.stringify([position.afterId, position.status])).toString('base64url');
+      // [afterId, then each filter's value or null, in petFilterNames' order]: the first filter (status)
+      // always has its place, as in every release before; nulls after it are left out, so a filter added
+      // later does not change the cursors of requests that do not use it.
+      const values: unknown[] = petFilterNames.map((name) => position.filter[name] ?? null);
+      while (values.length > 1 && values.at(-1) === null) values.pop();
+      const payload = Buffer.from(JSON.stringify([position.afterId, ...values])).toString('base64url');
       return `${payload}.${signatures.issue(payload)}`;
     },
     /** The position, or undefined when the cursor was not made by us (or was altered). */
@@ -51,11 +56,12 @@ export function createCursors(secret: string) {
       const expected = Buffer.from(signatures.expected(payload));
       const given = Buffer.from(signature);
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-      const [afterId, status] = JSON.parse(Buffer.from(payload, 'base64url').toString()) as [
+      const [afterId, ...values] = JSON.parse(Buffer.from(payload, 'base64url').toString()) as [
         number,
-        PetStatus | null,
+        ...unknown[],
       ];
-      return { afterId, status };
+      const filters = petFilterNames.flatMap((name, i) => (values[i] == null ? [] : [[name, values[i]]]));
+      return { afterId, filter: Object.fromEntries(filters) as PetFilter };
     },
   };
 }

@@ -1,10 +1,10 @@
 // The /pets router (mounted under the base path; relative paths, links built from req.baseUrl). Requests
 // reaching it have passed authentication, rate limiting and validation against the contract; responses
 // leaving it are validated too. No SQL here.
-import { type NewPet, type PetStatus, pageSize } from '@animal-store/spec';
+import { type NewPet, pageSize } from '@animal-store/spec';
 import { type Request, type Response, Router } from 'express';
 import { HttpError } from '../../http/http-error.js';
-import type { IdempotencyStore, PetStore } from '../../store/store.js';
+import { type IdempotencyStore, type PetFilter, type PetStore, petFilterNames } from '../../store/store.js';
 import { idempotent, petLocation } from '../idempotency.js';
 import type { Cursors } from './cursor.js';
 
@@ -28,7 +28,12 @@ export function petRoutes(
   const router = Router();
 
   router.get('/pets', async (req: Request, res: Response) => {
-    const status = req.query.status as PetStatus | undefined;
+    // The filters given (store.ts, petFilterNames), as the validator let them through.
+    const filter: PetFilter = Object.fromEntries(
+      petFilterNames.flatMap((name) =>
+        typeof req.query[name] === 'string' ? [[name, req.query[name]]] : [],
+      ),
+    );
     // The id filter, read from the raw query text so that every int64 is exact.
     // (The raw text, too, tells what the client sent: the validator fills in limit's default.)
     const raw = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
@@ -41,23 +46,26 @@ export function petRoutes(
       if (ids.some((id) => id === undefined)) {
         throw new HttpError(400, 'query.id must be integers from 1 to 9223372036854775807.');
       }
-      res.status(200).json(await pets.getMany([...new Set(ids as bigint[])], status));
+      res.status(200).json(await pets.getMany([...new Set(ids as bigint[])], filter));
       return;
     }
     const limit = Number(req.query.limit ?? pageSize.default);
     let afterId = 0;
     if (typeof req.query.cursor === 'string') {
       const position = cursors.decode(req.query.cursor);
-      if (!position || position.status !== (status ?? null)) {
-        throw new HttpError(400, 'query.cursor is invalid, or was issued for another status filter.');
+      if (!position || petFilterNames.some((name) => position.filter[name] !== filter[name])) {
+        throw new HttpError(
+          400,
+          `query.cursor is invalid, or was issued for other filters (${petFilterNames.join(', ')}).`,
+        );
       }
       afterId = position.afterId;
     }
-    const page = await pets.list({ limit, afterId, ...(status && { status }) });
+    const page = await pets.list({ limit, afterId, filter });
     const last = page.pets.at(-1);
     if (page.hasMore && last) {
-      const query = new URLSearchParams({ limit: String(limit), ...(status && { status }) });
-      query.set('cursor', cursors.encode({ afterId: last.id, status: status ?? null }));
+      const query = new URLSearchParams({ limit: String(limit), ...filter });
+      query.set('cursor', cursors.encode({ afterId: last.id, filter }));
       res.set('Link', `<${req.baseUrl}/pets?${query}>; rel="next"`);
     }
     res.status(200).json(page.pets);

@@ -1,10 +1,21 @@
 // Pets on PostgreSQL. No HTTP here.
-import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
-import type { PetStore } from '../store.js';
+import { givenFilters, newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
+import type { PetFilter, PetStore } from '../store.js';
 import { IdempotencyClaimLostError, StoreUnavailableError } from '../unavailable.js';
 import { connectionLost, type Pg, translate } from './database.js';
 
 const columns = petSelect();
+
+/** Each filter's condition (store.ts, petFilterNames), given the placeholder of its value. */
+const conditions: Record<keyof PetFilter, (value: string) => string> = {
+  status: (value) => `status = ${value}`,
+};
+
+/** The filter's conditions (ANDed after the query's own), numbered from `$first`, and their values. */
+function filtered(filter: PetFilter, first: number) {
+  const { names, values } = givenFilters(filter);
+  return { where: names.map((name, i) => ` AND ${conditions[name](`$${first + i}`)}`).join(''), values };
+}
 const insert = petInsert((position) => `$${position}`);
 
 export function createPostgresPetStore({ checkout, query }: Pg): PetStore {
@@ -69,10 +80,11 @@ export function createPostgresPetStore({ checkout, query }: Pg): PetStore {
         throw failure;
       }
     },
-    async getMany(ids, status) {
+    async getMany(ids, filter) {
+      const { where, values } = filtered(filter, 2);
       const rows = await query<PetRow>(
-        `SELECT ${columns} FROM pets WHERE id = ANY($1::bigint[])${status ? ' AND status = $2' : ''} ORDER BY id`,
-        [ids.map(String), ...(status ? [status] : [])],
+        `SELECT ${columns} FROM pets WHERE id = ANY($1::bigint[])${where} ORDER BY id`,
+        [ids.map(String), ...values],
       );
       return rows.map(toPet);
     },
@@ -80,16 +92,12 @@ export function createPostgresPetStore({ checkout, query }: Pg): PetStore {
       const rows = await query<PetRow>(`SELECT ${columns} FROM pets WHERE id = $1`, [id.toString()]);
       return rows[0] && toPet(rows[0]);
     },
-    async list({ limit, status, afterId }) {
-      const rows = status
-        ? await query<PetRow>(
-            `SELECT ${columns} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`,
-            [status, afterId, limit + 1],
-          )
-        : await query<PetRow>(`SELECT ${columns} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [
-            afterId,
-            limit + 1,
-          ]);
+    async list({ limit, afterId, filter }) {
+      const { where, values } = filtered(filter, 3);
+      const rows = await query<PetRow>(
+        `SELECT ${columns} FROM pets WHERE id > $1${where} ORDER BY id LIMIT $2`,
+        [afterId, limit + 1, ...values],
+      );
       return { pets: rows.slice(0, limit).map(toPet), hasMore: rows.length > limit };
     },
   };

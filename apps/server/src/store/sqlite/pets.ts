@@ -1,22 +1,37 @@
 // Pets on SQLite: prepared statements over the pets table. No HTTP here.
-import type { Pet, PetStatus } from '@animal-store/spec';
+import type { Pet } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
-import { newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
-import type { IdempotencyClaim, PetStore } from '../store.js';
+import { givenFilters, newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
+import type { IdempotencyClaim, PetFilter, PetStore } from '../store.js';
 import { IdempotencyClaimLostError } from '../unavailable.js';
 import type { Db } from './database.js';
 
 const columns = petSelect();
 
+/** Each filter's condition (store.ts, petFilterNames), its value bound to the `?`. */
+const conditions: Record<keyof PetFilter, string> = {
+  status: 'status = ?',
+};
+
+/** The filter's conditions (ANDed after the query's own) and their values, in one order. */
+function filtered(filter: PetFilter) {
+  const { names, values } = givenFilters(filter);
+  return { where: names.map((name) => ` AND ${conditions[name]}`).join(''), values };
+}
+
 export function createSqlitePetStore(db: Db): PetStore {
   const insert = db.prepare<unknown[], PetRow>(petInsert(() => '?'));
   const byId = db.prepare<[bigint], PetRow>(`SELECT ${columns} FROM pets WHERE id = ?`);
-  const after = db.prepare<[number, number], PetRow>(
-    `SELECT ${columns} FROM pets WHERE id > ? ORDER BY id LIMIT ?`,
-  );
-  const afterWithStatus = db.prepare<[PetStatus, number, number], PetRow>(
-    `SELECT ${columns} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-  );
+  // One prepared statement per SQL text (each combination of filters, each count of ids), made on first use.
+  const statements = new Map<string, Database.Statement<unknown[], PetRow>>();
+  const prepared = (sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare<unknown[], PetRow>(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
   // Only while the claim is this request's (see IdempotencyClaim): one taken over is left to its new holder.
   const complete = db.prepare<[number, string, string, string]>(
     'UPDATE idempotency_keys SET pet_id = ? WHERE api_key_id = ? AND key = ? AND claim = ? AND pet_id IS NULL',
@@ -32,34 +47,25 @@ export function createSqlitePetStore(db: Db): PetStore {
       return stored;
     },
   );
-  const byIds = new Map<string, Database.Statement<unknown[], PetRow>>();
-  const many = (count: number, withStatus: boolean) => {
-    const id = `${count}/${withStatus}`;
-    let statement = byIds.get(id);
-    if (!statement) {
-      const list = Array.from({ length: count }, () => '?').join(', ');
-      statement = db.prepare<unknown[], PetRow>(
-        `SELECT ${columns} FROM pets WHERE id IN (${list})${withStatus ? ' AND status = ?' : ''} ORDER BY id`,
-      );
-      byIds.set(id, statement);
-    }
-    return statement;
-  };
   return {
     async create(pet, accept, scope) {
       return create.immediate(pet, accept, scope);
     },
-    async getMany(ids, status) {
-      return many(ids.length, status !== undefined)
-        .all(...ids, ...(status ? [status] : []))
+    async getMany(ids, filter) {
+      const { where, values } = filtered(filter);
+      const list = ids.map(() => '?').join(', ');
+      return prepared(`SELECT ${columns} FROM pets WHERE id IN (${list})${where} ORDER BY id`)
+        .all(...ids, ...values)
         .map(toPet);
     },
     async get(id) {
       const row = byId.get(id);
       return row && toPet(row);
     },
-    async list({ limit, status, afterId }) {
-      const rows = status ? afterWithStatus.all(status, afterId, limit + 1) : after.all(afterId, limit + 1);
+    async list({ limit, afterId, filter }) {
+      const { where, values } = filtered(filter);
+      const sql = `SELECT ${columns} FROM pets WHERE id > ?${where} ORDER BY id LIMIT ?`;
+      const rows = prepared(sql).all(afterId, ...values, limit + 1);
       return { pets: rows.slice(0, limit).map(toPet), hasMore: rows.length > limit };
     },
   };
