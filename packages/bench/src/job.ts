@@ -19,8 +19,8 @@ export async function keyOf(header: string | undefined) {
 export const job = {
   list: async (query: { limit?: unknown; status?: unknown }) => {
     const status = query.status as PetStatus | undefined;
-    return (await pets.list({ limit: Number(query.limit ?? 20), afterId: 0, ...(status && { status }) }))
-      .pets;
+    const filter = status ? { status } : {};
+    return (await pets.list({ limit: Number(query.limit ?? 20), afterId: 0, filter })).pets;
   },
   create: (body: NewPet) => pets.create({ ...body, status: body.status ?? 'available' }, () => {}),
   get: (id: string) => pets.get(BigInt(id)),
