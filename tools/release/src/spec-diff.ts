@@ -77,11 +77,15 @@ function review(
   );
   const report = JSON.parse(diff.stdout) as { changes: Change[] };
   const revised = JSON.parse(readFileSync(revision, 'utf8')) as unknown;
+  const original = JSON.parse(readFileSync(base, 'utf8')) as unknown;
   const changes = report.changes.map((change) => reclassify(change, revised));
   const count = (impact: Impact) => changes.filter((c) => c.impact === impact).length;
   const [major, minor, patch] = [count('major'), count('minor'), count('patch')];
   return {
-    text: major + minor + patch === 0 ? 'No changes to the contract.\n' : markdown(changes, root),
+    text:
+      major + minor + patch === 0
+        ? 'No changes to the contract.\n'
+        : markdown(changes, root, (pointer) => named(pointer, [revised, original])),
     major,
     minor,
   };
@@ -170,11 +174,57 @@ function reclassify(change: Change, revised: unknown): Change {
   return { ...change, verdicts, impact };
 }
 
-function markdown(changes: Change[], root: string): string {
+/** The node at `pointer` in the document, its `$ref` (within the document) followed. */
+function resolved(document: unknown, pointer: string): unknown {
+  const node = at(document, pointer);
+  const ref = (node as { $ref?: unknown } | undefined)?.$ref;
+  return typeof ref === 'string' && ref.startsWith('#') ? at(document, ref) : node;
+}
+
+/**
+ * How a reviewer names what a pointer points at: a parameter as `GET /pets query.tag` (`in.name`), a
+ * property of a request or response body as `POST /pets body.tags` or `GET /pets 200 body[].tags` (its path
+ * of properties, `[]` for an array's items); anything else as the pointer itself. Read from whichever document has it (the revised one, else
+ * the base, for what was removed).
+ */
+function named(pointer: string, documents: unknown[]): string {
+  const operation = /^#\/paths\/([^/]+)\/([a-z]+)\//.exec(pointer);
+  const of = operation
+    ? `${(operation[2] as string).toUpperCase()} ${(operation[1] as string).replaceAll('~1', '/').replaceAll('~0', '~')} `
+    : '';
+  const parameter = /^(#\/paths\/[^/]+\/[a-z]+\/parameters\/\d+)$/.exec(pointer);
+  if (parameter) {
+    for (const document of documents) {
+      const found = resolved(document, parameter[1] as string) as { in?: string; name?: string } | undefined;
+      if (found?.in && found.name) return `${of}${found.in}.${found.name}`;
+    }
+  }
+  const body =
+    /^#\/paths\/[^/]+\/[a-z]+\/(requestBody|responses\/(\d{3}|default))\/content\/[^/]+\/schema((?:\/(?:items|properties\/[^/]+))+)$/.exec(
+      pointer,
+    );
+  if (body) {
+    const fields = (body[3] as string)
+      .split('/')
+      .filter(Boolean)
+      .reduce<string[]>((path, part, i, parts) => {
+        if (part === 'items') path.push('[]');
+        else if (parts[i - 1] === 'properties')
+          path.push(`.${part.replaceAll('~1', '/').replaceAll('~0', '~')}`);
+        return path;
+      }, [])
+      .join('')
+      .replace(/^\./, '');
+    return `${of}${body[2] ? `${body[2]} ` : ''}body${fields.startsWith('[]') ? '' : '.'}${fields}`;
+  }
+  return pointer;
+}
+
+function markdown(changes: Change[], root: string, name: (pointer: string) => string): string {
   const icon = { major: '🔴 major', minor: '🟢 minor', patch: '⚪ patch' };
   const cell = (text: string) => text.replaceAll('|', '\\|').replaceAll('\n', ' ');
   const rows = changes.map((c) => {
-    const pointer = `\`${c.path}${c.property ? ` · ${c.property}` : ''}\``;
+    const pointer = `\`${name(c.path)}${c.property ? ` · ${c.property}` : ''}\``;
     // Messages quote names in backticks; a table cell shows them as they are.
     const details = (c.verdicts ?? []).map((v) => `${v.message} (${v.ruleId})`).join('<br>');
     const where =
@@ -190,7 +240,7 @@ function markdown(changes: Change[], root: string): string {
     '',
     counts.join(' · '),
     '',
-    '| Impact | Change | Pointer | Location | Details |',
+    '| Impact | Change | What | Location | Details |',
     '| --- | --- | --- | --- | --- |',
     ...rows,
     '',

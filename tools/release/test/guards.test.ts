@@ -208,6 +208,18 @@ describe('pnpm spec:diff', () => {
     expect(result.output).toMatch(/⚪ patch/);
   });
 
+  it('names a parameter as in.name and a body field by its path, a removed one from the base', async () => {
+    const result = await review((s) => {
+      listParams(s).push({ name: 'q', in: 'query', description: 'x', schema: { type: 'string' } });
+      schemas(s).NewPet.properties.nickname = { type: 'array', items: { type: 'string' } };
+      delete schemas(s).Pet.properties.status;
+    });
+    expect(result.output).toMatch(/\| 🟢 minor \| added \| `GET \/pets query\.q` \|/);
+    expect(result.output).toMatch(/\| 🟢 minor \| added \| `POST \/pets body\.nickname` \|/);
+    expect(result.output).toMatch(/\| 🔴 major \| removed \| `GET \/pets 200 body\[\]\.status` \|/);
+    expect(result.output).not.toMatch(/parameters\/\d/);
+  });
+
   it('when a major changeset is pending, then a breaking change is allowed', async () => {
     const removeGetPet = breaking[0]?.[1] as (s: Spec) => void;
     const result = await review(removeGetPet, changesets({ bump: 'major', summary: 'Remove getPet.' }));
@@ -240,7 +252,7 @@ describe('pnpm spec:diff', () => {
       changesets({ bump: 'minor', summary: 'The id filter.' }),
     ]);
     expect(result.code).toBe(0);
-    expect(result.output).toContain('| Impact | Change | Pointer | Location | Details |');
+    expect(result.output).toContain('| Impact | Change | What | Location | Details |');
     expect(result.output).toMatch(/\| spec\/openapi\/components\/parameters\/Id\.yaml:1 \|/);
     expect(result.output).toMatch(/\| spec\/openapi\/components\/schemas\/Pet\.yaml:2 \|/);
     expect(result.output).not.toContain('\\`');

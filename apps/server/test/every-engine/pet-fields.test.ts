@@ -13,6 +13,8 @@ type Schema = {
   enum?: unknown[];
   examples?: unknown[];
   minimum?: number;
+  pattern?: string;
+  items?: Schema;
   $ref?: string;
   properties?: Record<string, Schema>;
   default?: unknown;
@@ -31,7 +33,11 @@ function valueFor(schema: Schema): unknown {
   if (own.enum) return own.enum.find((value) => value !== own.default) ?? own.enum[0];
   if (own.type === 'integer' || own.type === 'number') return Math.max(own.minimum ?? 0, 0) + 41;
   if (own.type === 'boolean') return own.default !== true;
-  if (own.type === 'string') return `Round trip ${String(own.examples?.[0] ?? '')}`.trim();
+  if (own.type === 'string') {
+    const text = `Round trip ${String(own.examples?.[0] ?? '')}`.trim();
+    return own.pattern && !new RegExp(own.pattern, 'u').test(text) ? own.examples?.[0] : text;
+  }
+  if (own.type === 'array' && own.items) return [valueFor(own.items)];
   throw new Error(`pet-fields.test.ts has no value for a property of type ${own.type}: teach valueFor`);
 }
 

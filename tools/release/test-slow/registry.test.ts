@@ -3,23 +3,16 @@
 // A scratch copy of this working tree gets a changeset, `pnpm version-packages`, then `pnpm release`; a
 // consumer with plain npm installs the server and the client from the registry and runs them.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  createKey,
-  listeningUrl,
-  type ServerProcess,
-  spawnUntilReady,
-  withoutNpxOptions,
-} from '@animal-store/test-support';
+import { createKey, listeningUrl, type ServerProcess, spawnUntilReady } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LocalRegistry, startLocalRegistry } from '../src/local-registry.js';
+import { scratchCopy, sh } from './scratch.js';
 
 const exec = promisify(execFile);
-const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'animal-store-release-'));
 const scratch = join(work, 'repo');
 const consumer = join(work, 'consumer');
@@ -29,11 +22,6 @@ let registryUrl: string;
 let token: string;
 let version: string;
 const started: ServerProcess[] = [];
-
-/** The environment of the commands below, without an enclosing npx's options (see withoutNpxOptions). */
-const inherited = withoutNpxOptions();
-const sh = (command: string, cwd: string, env: Record<string, string> = {}) =>
-  exec('sh', ['-c', command], { cwd, env: { ...inherited, CI: '', ...env }, maxBuffer: 1 << 26 });
 
 /** The registry's record of a package (all versions), or undefined. */
 async function packument(name: string) {
@@ -52,18 +40,8 @@ beforeAll(async () => {
   token = registry.token;
   const npmrc = registry.npmrc;
 
-  // The scratch copy: this working tree's files (not its node_modules or build output), its own install.
-  const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard'], {
-    cwd: repo,
-    maxBuffer: 1 << 24,
-  });
-  for (const file of stdout.split('\n').filter(Boolean)) {
-    mkdirSync(dirname(join(scratch, file)), { recursive: true });
-    cpSync(join(repo, file), join(scratch, file));
-  }
-  writeFileSync(join(scratch, '.npmrc'), npmrc);
-  await exec('git', ['init', '-q'], { cwd: scratch });
-  await sh('pnpm install --frozen-lockfile --prefer-offline', scratch);
+  // The scratch copy, publishing to the registry.
+  await scratchCopy(scratch, { prepare: () => writeFileSync(join(scratch, '.npmrc'), npmrc) });
   writeFileSync(
     join(scratch, '.changeset/release-test.md'),
     `---\n"@animal-store/spec": patch\n"@animal-store/server": patch\n"@animal-store/client": patch\n---\n\nA release made by the release test.\n`,
