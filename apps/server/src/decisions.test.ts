@@ -19,7 +19,7 @@ function sources(dir: string): string[] {
   });
 }
 
-const texts = ['apps', 'packages', 'scripts', 'spec'].flatMap(sources).map((path) => ({
+const texts = ['apps', 'packages', 'scripts', 'spec', 'tools'].flatMap(sources).map((path) => ({
   path,
   text: readFileSync(join(root, path), 'utf8').replace(/\n\/\/ /g, ' '),
 }));

@@ -64,7 +64,7 @@ function pointers(file: string): string[] {
   // A path from the repository's root: a top folder of ours, then a file name with its extension.
   const named = [
     ...text.matchAll(
-      /(?<![\w./-])((?:docs|apps|packages|spec|deploy|scripts|\.github|\.changeset)\/[\w./-]+\.[a-z]{2,4}(?:#[\w-]+)?)/g,
+      /(?<![\w./-])((?:docs|apps|packages|spec|deploy|scripts|tools|\.github|\.changeset)\/[\w./-]+\.[a-z]{2,5}(?:#[\w-]+)?)/g,
     ),
   ]
     .map(([, path]) => path as string)

@@ -7,7 +7,7 @@ import type { NextFunction, Request, Response } from 'express';
  * these again).
  */
 export function everyAnswer(headers: Record<string, string>) {
-  return (_req: Request, res: Response, next: NextFunction) => {
+  return function everyAnswer(_req: Request, res: Response, next: NextFunction) {
     res.locals.everyAnswer = headers;
     res.set(headers);
     next();
