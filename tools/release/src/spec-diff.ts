@@ -182,16 +182,20 @@ function resolved(document: unknown, pointer: string): unknown {
 }
 
 /**
- * How a reviewer names what a pointer points at: a parameter as `GET /pets query.tag` (`in.name`), a
+ * How a reviewer names what a pointer points at: an operation as `PATCH /pets/{petId}`, a parameter as
+ * `GET /pets query.tag` (`in.name`), a
  * property of a request or response body as `POST /pets body.tags` or `GET /pets 200 body[].tags` (its path
  * of properties, `[]` for an array's items); anything else as the pointer itself. Read from whichever document has it (the revised one, else
  * the base, for what was removed).
  */
 function named(pointer: string, documents: unknown[]): string {
-  const operation = /^#\/paths\/([^/]+)\/([a-z]+)\//.exec(pointer);
+  const operation = /^#\/paths\/([^/]+)\/(get|put|post|delete|options|head|patch|trace)(?:\/|$)/.exec(
+    pointer,
+  );
   const of = operation
     ? `${(operation[2] as string).toUpperCase()} ${(operation[1] as string).replaceAll('~1', '/').replaceAll('~0', '~')} `
     : '';
+  if (operation && /^#\/paths\/[^/]+\/[a-z]+$/.test(pointer)) return of.trimEnd();
   const parameter = /^(#\/paths\/[^/]+\/[a-z]+\/parameters\/\d+)$/.exec(pointer);
   if (parameter) {
     for (const document of documents) {

@@ -218,6 +218,10 @@ describe('pnpm spec:diff', () => {
     expect(result.output).toMatch(/\| 🟢 minor \| added \| `POST \/pets body\.nickname` \|/);
     expect(result.output).toMatch(/\| 🔴 major \| removed \| `GET \/pets 200 body\[\]\.status` \|/);
     expect(result.output).not.toMatch(/parameters\/\d/);
+    const operation = await review(
+      (s) => (s.paths['/pets'].put = { ...s.paths['/pets'].post, operationId: 'x' }),
+    );
+    expect(operation.output).toMatch(/\| 🟢 minor \| added \| `PUT \/pets` \|/);
   });
 
   it('when a major changeset is pending, then a breaking change is allowed', async () => {
