@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Debian programs some suites drive (debian-tools.list beside this script: the sunset clock, the
 # browser suites, the reverse proxy, a terminal, the pooler, the container image, the alert rules, the Redis
-# topologies and TLS), installed when missing, as the first step of `pnpm test` (and of the GitHub CI, with
+# topologies and TLS, the shell linter of the workflows and scripts), installed when missing, as the first step of `pnpm test` (and of the GitHub CI, with
 # sudo): the README's test command is the whole set-up. Without root or apt-get nothing is installed; the
 # suites that need a missing program are then skipped, each with one line naming the package (failures
 # under CI=true; see src/tools.ts). Chromium may come from CHROMIUM_PATH instead (a runner's own Chrome).
@@ -24,6 +24,7 @@ fi
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing the Debian packages some tests drive:$missing"
+  # shellcheck disable=SC2086 # $missing is a list of packages: split on purpose
   if apt-get update -qq >/dev/null 2>&1 &&
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null 2>&1; then
     exit 0

@@ -1,11 +1,13 @@
 // The GitHub workflows cannot run here; they are validated against GitHub's workflow schema instead
 // (@action-validator/core), and checked for what they promise.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateWorkflow } from '@action-validator/core';
+import { toolFor } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 
 const folder = fileURLToPath(new URL('../../../.github/workflows/', import.meta.url));
 const workflows = readdirSync(folder).filter((f) => f.endsWith('.yml'));
@@ -23,6 +25,46 @@ describe('.github/workflows', () => {
 
   it('a broken workflow is reported (the validator can fail)', () => {
     expect(validateWorkflow(read('ci.yml').replace('runs-on:', 'runs-onn:')).errors).not.toEqual([]);
+  });
+
+  // shellcheck on every step's `run:` script, as the runner's bash runs it (`bash -e`); a `${{ … }}`
+  // expression stands as a word, since GitHub puts its value in before the shell sees it.
+  const shellcheck = toolFor('the workflows’ run: blocks', 'shellcheck');
+  const findings = (script: string) =>
+    spawnSync(shellcheck as string, ['--shell=bash', '--format=gcc', '-'], {
+      input: `set -e\n${script.replace(/\$\{\{[^}]*\}\}/g, 'EXPRESSION')}`,
+      encoding: 'utf8',
+    }).stdout.trim();
+  type Workflow = { jobs: Record<string, { steps?: { name?: string; run?: string }[] }> };
+  const runs = workflows.flatMap((name) =>
+    Object.values((parse(read(name)) as Workflow).jobs).flatMap((job) =>
+      (job.steps ?? []).flatMap((step) =>
+        step.run ? [{ name, step: step.name ?? step.run, run: step.run }] : [],
+      ),
+    ),
+  );
+
+  it.runIf(shellcheck).each(runs)('$name, step "$step": shellcheck finds nothing', ({ run }) => {
+    expect(findings(run)).toBe('');
+  });
+
+  it.runIf(shellcheck)("the repository's shell scripts (.ci/run, *.sh): shellcheck finds nothing", () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
+    const scripts = execFileSync('git', ['ls-files', '*.sh', '.ci/run'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
+    expect(scripts).toContain('.ci/run');
+    const result = spawnSync(shellcheck as string, ['--format=gcc', ...scripts], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(result.stdout.trim()).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it.runIf(shellcheck)('shellcheck can fail: an unquoted expansion is reported', () => {
+    expect(runs.length).toBeGreaterThan(5);
+    expect(findings('rm -rf $HOME/$DIR')).toMatch(/SC2086/);
   });
 
   it("CI runs the README's test command on pull requests", () => {
