@@ -1,6 +1,7 @@
 // rediss:// with a password, for real: a redis-server of the test's own serving TLS only, with a certificate
 // from a CA of the test's own that the service trusts through NODE_EXTRA_CA_CERTS (as docs/scaling-out.md
-// tells operators of a private CA), and `requirepass`.
+// tells operators of a private CA), and `requirepass`; and rediss+sentinel://, with a Sentinel of the test's
+// own that serves TLS only too and names that primary.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,6 +134,82 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
       );
       expect(refused).toContain('REDIS_URL');
       expect(refused).not.toContain(password);
+    });
+
+    it('rediss+sentinel:// asks a TLS Sentinel for the primary, and keeps the limits in it over TLS', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'animal-store-sentinel-tls-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const files = certificates(dir);
+      const tls = [
+        '--tls-cert-file',
+        files.cert,
+        '--tls-key-file',
+        files.key,
+        '--tls-ca-cert-file',
+        files.ca,
+      ];
+      const [port, sentinelPort] = [await freePort(), await freePort()];
+      const password = 'sentinel-tls-password-9b2e';
+      const redis = spawnTied(
+        'redis-server',
+        [
+          ...[
+            '--port',
+            '0',
+            '--tls-port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+          ],
+          ...tls,
+          ...['--tls-auth-clients', 'no', '--tls-replication', 'yes', '--requirepass', password],
+        ],
+        { stdio: 'ignore' },
+      );
+      cleanups.push(() => redis.kill('SIGKILL'));
+      await untilListening(port, 'redis-server (TLS)');
+      // A Sentinel rewrites its configuration file: one of its own, in the test's folder.
+      const conf = join(dir, 'sentinel.conf');
+      writeFileSync(
+        conf,
+        [
+          'port 0',
+          `tls-port ${sentinelPort}`,
+          'bind 127.0.0.1',
+          `tls-cert-file ${files.cert}`,
+          `tls-key-file ${files.key}`,
+          `tls-ca-cert-file ${files.ca}`,
+          'tls-auth-clients no',
+          'tls-replication yes',
+          `sentinel monitor tls-primary 127.0.0.1 ${port} 1`,
+          `sentinel auth-pass tls-primary ${password}`,
+          '',
+        ].join('\n'),
+      );
+      const sentinel = spawnTied('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+      cleanups.push(() => sentinel.kill('SIGKILL'));
+      await untilListening(sentinelPort, 'redis-server --sentinel (TLS)');
+      const store = await freshStore();
+      const prefix = store.REDIS_KEY_PREFIX as string;
+      const env = {
+        ...store,
+        NODE_EXTRA_CA_CERTS: files.ca,
+        REDIS_URL: `rediss+sentinel://:${password}@127.0.0.1:${sentinelPort}/tls-primary`,
+      };
+      const server = await startProcess(env);
+      const key = await createKey(serverDist, env, ...enterprise(2, 100));
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
+      expect(statuses).toEqual([200, 200, 429]);
+      expect((await (await fetch(`${server.url}/readyz`)).json()).status).toBe('ready');
+      const view = new Redis({ port, host: '127.0.0.1', password, tls: { ca: [readFileSync(files.ca)] } });
+      cleanups.push(() => view.disconnect());
+      expect(await view.get(`${prefix}minute:${key.id}`)).toBe('2');
+      expect(server.output()).not.toMatch(/unreachable|cannot be reached/i);
     });
   },
 );
