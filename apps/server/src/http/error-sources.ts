@@ -45,11 +45,21 @@ export function fromBodyParser(error: Failure): HttpError | undefined {
   }
 }
 
+/**
+ * Patterns of the contracts whose regular expression says nothing to a person (the console shows these
+ * messages as they come), in words.
+ */
+const patternWords: Record<string, string> = {
+  '^[0-9a-f]{12}$': 'must be a key id: 12 characters, each 0-9 or a-f',
+};
+
 /** Ajv's wording where it does not say what to do: the rule, in the client's terms. */
 const rephrased = (message: string) =>
-  message.replace(/^must NOT have fewer than (\d+) properties$/, (_, n) =>
-    n === '1' ? 'must name at least one field' : `must name at least ${n} fields`,
-  );
+  message
+    .replace(/^must NOT have fewer than (\d+) properties$/, (_, n) =>
+      n === '1' ? 'must name at least one field' : `must name at least ${n} fields`,
+    )
+    .replace(/^must match pattern "(.*)"$/, (said, pattern: string) => patternWords[pattern] ?? said);
 
 const fieldMessages = (errors: { path: string; message: string }[]) =>
   errors

@@ -20,8 +20,13 @@ describe('getKey and the operations on one key', () => {
     expect(await res.json()).toEqual({ code: 'not_found', message: expect.any(String), status: 404 });
   });
 
-  it('refuses a malformed key id with a 400', async () => {
+  it('refuses a malformed key id with a 400 that says what a key id is, not the pattern', async () => {
     const res = await adminCall('/keys/not-a-key');
     expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      code: 'invalid_request',
+      message: 'path.keyId must be a key id: 12 characters, each 0-9 or a-f',
+      status: 400,
+    });
   });
 });
