@@ -44,7 +44,8 @@ function Console() {
       </header>
       <main>
         {route.view === 'keys' && <KeyList query={route.query} />}
-        {route.view === 'key' && <KeyPage keyId={route.keyId} />}
+        {/* One page per key: another key's page starts empty, never showing the last one's facts. */}
+        {route.view === 'key' && <KeyPage key={route.keyId} keyId={route.keyId} />}
         {route.view === 'new' && <CreateKey />}
       </main>
     </SignedIn.Provider>

@@ -13,7 +13,7 @@ const refreshMs = 5_000;
 
 export function KeyPage({ keyId }: { keyId: string }) {
   const { admin } = useSigned();
-  const { notice, run } = useCall();
+  const { busy, notice, run } = useCall();
   const [key, setKey] = useState<AdminKey | null>(null);
   const [usage, setUsage] = useState<KeyUsage | null>(null);
   const [readAt, setReadAt] = useState<string | null>(null);
@@ -43,7 +43,14 @@ export function KeyPage({ keyId }: { keyId: string }) {
     return () => clearInterval(timer);
   }, [key, readUsage]);
 
-  if (!key) return <NoticeLine notice={notice} />;
+  // Before the key is read, and when it cannot be: the view still has its heading, and says which.
+  if (!key)
+    return (
+      <article aria-labelledby="key-title">
+        <h1 id="key-title">Key {keyId}</h1>
+        {busy && !notice ? <p role="status">Loading the key…</p> : <NoticeLine notice={notice} />}
+      </article>
+    );
   return (
     <article aria-labelledby="key-title">
       <h1 id="key-title">Key {key.id}</h1>

@@ -92,8 +92,21 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.getByRole('heading', { name: `Key ${created[5]?.id}` }).waitFor();
     await page.getByLabel('Key id').waitFor({ state: 'detached' });
     expect(await page.locator('.facts').textContent()).toContain(customerId);
+    // While the key is read, the view says so under its heading; a key that is not there, the same.
+    let answer = () => {};
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    await page.route('**/admin/v1/keys/000000000000', async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.goto(`${suite.server.adminUrl}/console/#/keys/000000000000`);
+    await page.getByRole('heading', { level: 1, name: 'Key 000000000000' }).waitFor();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Loading the key…');
+    answer();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/404 not_found/);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Key 000000000000');
     await checkView(page, 'key-not-found', [404]);
   });
 
