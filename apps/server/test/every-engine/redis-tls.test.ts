@@ -78,56 +78,79 @@ function certificates(dir: string) {
 
 const openssl = toolFor('the Redis TLS suite', 'openssl');
 
+/**
+ * A redis-server of the test's own that serves TLS only (a certificate of a CA of the test's own, in a
+ * temporary folder) and asks for `password`; `extra`: more of its arguments.
+ */
+async function tlsRedis(password: string, extra: string[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-redis-tls-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const files = certificates(dir);
+  const tls = ['--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca];
+  const port = await freePort();
+  const redis = spawnTied(
+    'redis-server',
+    [
+      ...[
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ],
+      ...tls,
+      ...['--tls-auth-clients', 'no', '--requirepass', password, ...extra],
+    ],
+    { stdio: 'ignore' },
+  );
+  cleanups.push(() => redis.kill('SIGKILL'));
+  await untilListening(port, 'redis-server (TLS)');
+  return { dir, files, port };
+}
+
+/**
+ * Starts the service on `env` (REDIS_URL said by the test, the CA trusted through NODE_EXTRA_CA_CERTS): a key
+ * of 2 a minute gets 200, 200, 429, the service is ready, and the key's window is in the Redis at `port`,
+ * read there over TLS with the CA, as the service does.
+ */
+async function limitsKeptIn(
+  redis: Awaited<ReturnType<typeof tlsRedis>>,
+  password: string,
+  redisUrl: string,
+): Promise<{ env: Record<string, string>; server: Awaited<ReturnType<typeof startProcess>> }> {
+  const store = await freshStore();
+  const env = { ...store, NODE_EXTRA_CA_CERTS: redis.files.ca, REDIS_URL: redisUrl };
+  const server = await startProcess(env);
+  const key = await createKey(serverDist, env, ...enterprise(2, 100));
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
+  expect(statuses).toEqual([200, 200, 429]);
+  expect((await (await fetch(`${server.url}/readyz`)).json()).status).toBe('ready');
+  const view = new Redis({
+    port: redis.port,
+    host: '127.0.0.1',
+    password,
+    tls: { ca: [readFileSync(redis.files.ca)] },
+  });
+  cleanups.push(() => view.disconnect());
+  expect(await view.get(`${store.REDIS_KEY_PREFIX}minute:${key.id}`)).toBe('2');
+  return { env, server };
+}
+
 describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && openssl)(
   'Redis over TLS, with a password',
   () => {
     it('rediss:// with the password: limits in Redis; a wrong password stops the start with one line naming REDIS_URL, no secret', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'animal-store-redis-tls-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const files = certificates(dir);
-      const port = await freePort();
       const password = 'tls-test-password-4f1c';
-      const redis = spawnTied(
-        'redis-server',
-        [
-          ...[
-            '--port',
-            '0',
-            '--tls-port',
-            String(port),
-            '--bind',
-            '127.0.0.1',
-            '--save',
-            '',
-            '--appendonly',
-            'no',
-          ],
-          ...['--tls-cert-file', files.cert, '--tls-key-file', files.key, '--tls-ca-cert-file', files.ca],
-          ...['--tls-auth-clients', 'no', '--requirepass', password],
-        ],
-        { stdio: 'ignore' },
-      );
-      cleanups.push(() => redis.kill('SIGKILL'));
-      const store = await freshStore();
-      const prefix = store.REDIS_KEY_PREFIX as string;
-      const env = {
-        ...store,
-        NODE_EXTRA_CA_CERTS: files.ca,
-        REDIS_URL: `rediss://:${password}@127.0.0.1:${port}`,
-      };
-      await untilListening(port, 'redis-server (TLS)');
-      const server = await startProcess(env);
-      const key = await createKey(serverDist, env, ...enterprise(2, 100));
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
-      expect(statuses).toEqual([200, 200, 429]);
-      expect((await (await fetch(`${server.url}/readyz`)).json()).status).toBe('ready');
-      // The window is in that Redis: read over TLS with the CA, as the service does.
-      const view = new Redis({ port, host: '127.0.0.1', password, tls: { ca: [readFileSync(files.ca)] } });
-      cleanups.push(() => view.disconnect());
-      expect(await view.get(`${prefix}minute:${key.id}`)).toBe('2');
+      const redis = await tlsRedis(password);
+      const { env } = await limitsKeptIn(redis, password, `rediss://:${password}@127.0.0.1:${redis.port}`);
 
-      const wrong = { ...env, REDIS_URL: `rediss://:not-the-${password}@127.0.0.1:${port}` };
+      const wrong = { ...env, REDIS_URL: `rediss://:not-the-${password}@127.0.0.1:${redis.port}` };
       const refused = await startProcess(wrong).then(
         () => 'started',
         (error: Error) => error.message,
@@ -137,43 +160,12 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
     });
 
     it('rediss+sentinel:// asks a TLS Sentinel for the primary, and keeps the limits in it over TLS', async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'animal-store-sentinel-tls-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const files = certificates(dir);
-      const tls = [
-        '--tls-cert-file',
-        files.cert,
-        '--tls-key-file',
-        files.key,
-        '--tls-ca-cert-file',
-        files.ca,
-      ];
-      const [port, sentinelPort] = [await freePort(), await freePort()];
       const password = 'sentinel-tls-password-9b2e';
-      const redis = spawnTied(
-        'redis-server',
-        [
-          ...[
-            '--port',
-            '0',
-            '--tls-port',
-            String(port),
-            '--bind',
-            '127.0.0.1',
-            '--save',
-            '',
-            '--appendonly',
-            'no',
-          ],
-          ...tls,
-          ...['--tls-auth-clients', 'no', '--tls-replication', 'yes', '--requirepass', password],
-        ],
-        { stdio: 'ignore' },
-      );
-      cleanups.push(() => redis.kill('SIGKILL'));
-      await untilListening(port, 'redis-server (TLS)');
+      const redis = await tlsRedis(password, ['--tls-replication', 'yes']);
+      const { files } = redis;
+      const sentinelPort = await freePort();
       // A Sentinel rewrites its configuration file: one of its own, in the test's folder.
-      const conf = join(dir, 'sentinel.conf');
+      const conf = join(redis.dir, 'sentinel.conf');
       writeFileSync(
         conf,
         [
@@ -185,7 +177,7 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
           `tls-ca-cert-file ${files.ca}`,
           'tls-auth-clients no',
           'tls-replication yes',
-          `sentinel monitor tls-primary 127.0.0.1 ${port} 1`,
+          `sentinel monitor tls-primary 127.0.0.1 ${redis.port} 1`,
           `sentinel auth-pass tls-primary ${password}`,
           '',
         ].join('\n'),
@@ -193,22 +185,11 @@ describe.runIf(backend === 'postgres+redis' && redisTopology === 'single' && ope
       const sentinel = spawnTied('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
       cleanups.push(() => sentinel.kill('SIGKILL'));
       await untilListening(sentinelPort, 'redis-server --sentinel (TLS)');
-      const store = await freshStore();
-      const prefix = store.REDIS_KEY_PREFIX as string;
-      const env = {
-        ...store,
-        NODE_EXTRA_CA_CERTS: files.ca,
-        REDIS_URL: `rediss+sentinel://:${password}@127.0.0.1:${sentinelPort}/tls-primary`,
-      };
-      const server = await startProcess(env);
-      const key = await createKey(serverDist, env, ...enterprise(2, 100));
-      const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await call(`${server.url}/v1/pets`, key.key)).status);
-      expect(statuses).toEqual([200, 200, 429]);
-      expect((await (await fetch(`${server.url}/readyz`)).json()).status).toBe('ready');
-      const view = new Redis({ port, host: '127.0.0.1', password, tls: { ca: [readFileSync(files.ca)] } });
-      cleanups.push(() => view.disconnect());
-      expect(await view.get(`${prefix}minute:${key.id}`)).toBe('2');
+      const { server } = await limitsKeptIn(
+        redis,
+        password,
+        `rediss+sentinel://:${password}@127.0.0.1:${sentinelPort}/tls-primary`,
+      );
       expect(server.output()).not.toMatch(/unreachable|cannot be reached/i);
     });
   },
