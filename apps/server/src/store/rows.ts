@@ -83,10 +83,23 @@ export const petInsert = pets.insert;
 export const newPetValues = pets.values;
 export const toPet = (row: PetRow): Pet => pets.toObject(row);
 
-/** The filters given, in petFilterNames' order, and their values in that order: an engine's conditions. */
-export function givenFilters(filter: PetFilter) {
+/** Each of listPets' filters as an engine writes it, given the placeholder of its value. */
+export type FilterConditions = Record<keyof PetFilter, (value: string) => string>;
+
+/**
+ * The filters given, as conditions ANDed after a query's own (`where`, each with its engine's placeholder:
+ * `placeholder(i)` for the i-th value, from 0, as petInsert's), and their values in that order.
+ */
+export function filterClause(
+  filter: PetFilter,
+  conditions: FilterConditions,
+  placeholder: (index: number) => string,
+): { where: string; values: unknown[] } {
   const names = petFilterNames.filter((name) => filter[name] !== undefined);
-  return { names, values: names.map((name) => filter[name]) };
+  return {
+    where: names.map((name, i) => ` AND ${conditions[name](placeholder(i))}`).join(''),
+    values: names.map((name) => filter[name]),
+  };
 }
 
 /** An api_keys row (the secret hashes are checked by key-tokens.ts, never mapped out). */

@@ -1,21 +1,26 @@
 // Pets on PostgreSQL. No HTTP here.
-import { givenFilters, newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
+import {
+  type FilterConditions,
+  filterClause,
+  newPetValues,
+  type PetRow,
+  petInsert,
+  petSelect,
+  toPet,
+} from '../rows.js';
 import type { PetFilter, PetStore } from '../store.js';
 import { IdempotencyClaimLostError, StoreUnavailableError } from '../unavailable.js';
 import { connectionLost, type Pg, translate } from './database.js';
 
 const columns = petSelect();
 
-/** Each filter's condition (store.ts, petFilterNames), given the placeholder of its value. */
-const conditions: Record<keyof PetFilter, (value: string) => string> = {
+/** Each filter's condition (store.ts, petFilterNames). */
+const conditions: FilterConditions = {
   status: (value) => `status = ${value}`,
 };
-
-/** The filter's conditions (ANDed after the query's own), numbered from `$first`, and their values. */
-function filtered(filter: PetFilter, first: number) {
-  const { names, values } = givenFilters(filter);
-  return { where: names.map((name, i) => ` AND ${conditions[name](`$${first + i}`)}`).join(''), values };
-}
+/** The filter's conditions, their placeholders numbered from `$first`. */
+const filtered = (filter: PetFilter, first: number) =>
+  filterClause(filter, conditions, (i) => `$${first + i}`);
 const insert = petInsert((position) => `$${position}`);
 
 export function createPostgresPetStore({ checkout, query }: Pg): PetStore {

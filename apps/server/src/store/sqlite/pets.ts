@@ -1,23 +1,26 @@
 // Pets on SQLite: prepared statements over the pets table. No HTTP here.
 import type { Pet } from '@animal-store/spec';
 import type Database from 'better-sqlite3';
-import { givenFilters, newPetValues, type PetRow, petInsert, petSelect, toPet } from '../rows.js';
+import {
+  type FilterConditions,
+  filterClause,
+  newPetValues,
+  type PetRow,
+  petInsert,
+  petSelect,
+  toPet,
+} from '../rows.js';
 import type { IdempotencyClaim, PetFilter, PetStore } from '../store.js';
 import { IdempotencyClaimLostError } from '../unavailable.js';
 import type { Db } from './database.js';
 
 const columns = petSelect();
 
-/** Each filter's condition (store.ts, petFilterNames), its value bound to the `?`. */
-const conditions: Record<keyof PetFilter, string> = {
-  status: 'status = ?',
+/** Each filter's condition (store.ts, petFilterNames). */
+const conditions: FilterConditions = {
+  status: (value) => `status = ${value}`,
 };
-
-/** The filter's conditions (ANDed after the query's own) and their values, in one order. */
-function filtered(filter: PetFilter) {
-  const { names, values } = givenFilters(filter);
-  return { where: names.map((name) => ` AND ${conditions[name]}`).join(''), values };
-}
+const filtered = (filter: PetFilter) => filterClause(filter, conditions, () => '?');
 
 export function createSqlitePetStore(db: Db): PetStore {
   const insert = db.prepare<unknown[], PetRow>(petInsert(() => '?'));
