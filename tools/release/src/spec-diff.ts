@@ -149,13 +149,18 @@ type Impact = 'major' | 'minor' | 'patch';
 type Verdict = { ruleId: string; impact: Impact; message: string; location?: { pointer: string } };
 type Change = { path: string; kind: string; impact: Impact; property?: string; verdicts?: Verdict[] };
 
+/** A JSON pointer's token as written: `~1` stands for `/`, `~0` for `~`. */
+function token(part: string): string {
+  return part.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
 /** The value at a JSON pointer (`#/a/b~1c`), or undefined. */
 function at(document: unknown, pointer: string): unknown {
   return pointer
     .replace(/^#\/?/, '')
     .split('/')
     .filter(Boolean)
-    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map(token)
     .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
 }
 
@@ -183,45 +188,33 @@ function resolved(document: unknown, pointer: string): unknown {
 
 /**
  * How a reviewer names what a pointer points at: an operation as `PATCH /pets/{petId}`, a parameter as
- * `GET /pets query.tag` (`in.name`), a
- * property of a request or response body as `POST /pets body.tags` or `GET /pets 200 body[].tags` (its path
- * of properties, `[]` for an array's items); anything else as the pointer itself. Read from whichever document has it (the revised one, else
- * the base, for what was removed).
+ * `GET /pets query.tag` (`in.name`), a property of a request or response body as `POST /pets body.tags` or
+ * `GET /pets 200 body[].tags` (its path of properties, `[]` for an array's items); anything else as the
+ * pointer itself. Read from whichever document has it (the revised one, else the base, for what was removed).
  */
 function named(pointer: string, documents: unknown[]): string {
-  const operation = /^#\/paths\/([^/]+)\/(get|put|post|delete|options|head|patch|trace)(?:\/|$)/.exec(
+  const operation = /^#\/paths\/([^/]+)\/(get|put|post|delete|options|head|patch|trace)(\/.*)?$/.exec(
     pointer,
   );
-  const of = operation
-    ? `${(operation[2] as string).toUpperCase()} ${(operation[1] as string).replaceAll('~1', '/').replaceAll('~0', '~')} `
-    : '';
-  if (operation && /^#\/paths\/[^/]+\/[a-z]+$/.test(pointer)) return of.trimEnd();
-  const parameter = /^(#\/paths\/[^/]+\/[a-z]+\/parameters\/\d+)$/.exec(pointer);
-  if (parameter) {
+  if (!operation) return pointer;
+  const [, path = '', method = '', rest = ''] = operation;
+  const of = `${method.toUpperCase()} ${token(path)}`;
+  if (rest === '') return of;
+  if (/^\/parameters\/\d+$/.test(rest)) {
     for (const document of documents) {
-      const found = resolved(document, parameter[1] as string) as { in?: string; name?: string } | undefined;
-      if (found?.in && found.name) return `${of}${found.in}.${found.name}`;
+      const found = resolved(document, pointer) as { in?: string; name?: string } | undefined;
+      if (found?.in && found.name) return `${of} ${found.in}.${found.name}`;
     }
   }
   const body =
-    /^#\/paths\/[^/]+\/[a-z]+\/(requestBody|responses\/(\d{3}|default))\/content\/[^/]+\/schema((?:\/(?:items|properties\/[^/]+))+)$/.exec(
-      pointer,
+    /^\/(?:requestBody|responses\/(\d{3}|default))\/content\/[^/]+\/schema((?:\/(?:items|properties\/[^/]+))+)$/.exec(
+      rest,
     );
-  if (body) {
-    const fields = (body[3] as string)
-      .split('/')
-      .filter(Boolean)
-      .reduce<string[]>((path, part, i, parts) => {
-        if (part === 'items') path.push('[]');
-        else if (parts[i - 1] === 'properties')
-          path.push(`.${part.replaceAll('~1', '/').replaceAll('~0', '~')}`);
-        return path;
-      }, [])
-      .join('')
-      .replace(/^\./, '');
-    return `${of}${body[2] ? `${body[2]} ` : ''}body${fields.startsWith('[]') ? '' : '.'}${fields}`;
-  }
-  return pointer;
+  if (!body) return pointer;
+  const fields = [...(body[2] as string).matchAll(/\/(?:(items)|properties\/([^/]+))/g)]
+    .map(([, items, property]) => (items ? '[]' : `.${token(property as string)}`))
+    .join('');
+  return `${of} ${body[1] ? `${body[1]} ` : ''}body${fields}`;
 }
 
 function markdown(changes: Change[], root: string, name: (pointer: string) => string): string {
