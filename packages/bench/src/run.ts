@@ -11,7 +11,7 @@
 // transactions; Redis commands, on a redis-server of the bench's own). --profile runs the server under --cpu-prof (bench-results/profiles/) and
 // writes a text summary beside each profile (src/profile-summary.ts). --scenario <text> keeps the scenarios
 // whose name contains it.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
@@ -25,6 +25,7 @@ import { openBackend, openSqliteStore, type Store, UsageMeter, usageFlushMs } fr
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { pino } from 'pino';
+import { benchRedis } from './private-redis.js';
 import { summarise } from './profile-summary.js';
 
 const usage = `Usage: pnpm bench [options]
@@ -91,37 +92,8 @@ const usualExpressMain = fileURLToPath(new URL('../dist/usual-express.js', impor
 const fastifyMain = fileURLToPath(new URL('../dist/fastify-stack.js', import.meta.url));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 // Redis: one of the bench's own (its command counts are this bench's alone), unless BENCH_REDIS_URL names one.
-let privateRedis: ChildProcess | undefined;
-let redisUrl = process.env.BENCH_REDIS_URL ?? '';
-if (backends.includes('postgres+redis') && !redisUrl) {
-  const port = 20_000 + (process.pid % 10_000);
-  privateRedis = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
-  redisUrl = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 100 && !redisAnswers(); i++) await new Promise((r) => setTimeout(r, 50));
-}
-/** `redis-cli` on the bench's Redis: its answer, or undefined when it does not answer. */
-function redisCli(...args: string[]): string | undefined {
-  try {
-    return execFileSync('redis-cli', ['-u', redisUrl, ...args], { encoding: 'utf8', stdio: 'pipe' });
-  } catch {
-    return undefined;
-  }
-}
-function redisAnswers(): boolean {
-  return redisCli('PING')?.trim() === 'PONG';
-}
-/** Every command Redis ran since its statistics were reset, those a script ran included (INFO commandstats). */
-const redisCommands = () =>
-  [...(redisCli('INFO', 'commandstats') ?? '').matchAll(/calls=(\d+)/g)].reduce(
-    (sum, m) => sum + Number(m[1]),
-    0,
-  );
+const redis = backends.includes('postgres+redis') ? await benchRedis(process.env.BENCH_REDIS_URL) : undefined;
+const redisUrl = redis?.url ?? '';
 const redisCost = (commands: number, requests: number, wallMs: number) => ({
   redisCommandsPerRequest: commands / requests,
   redisCommandsPerSecond: (commands * 1000) / wallMs,
@@ -357,7 +329,7 @@ for (const scenario of scenarios) {
     for (const target of [server, ...peers, bare, floor, ...extra]) {
       const onRedis = target.name.startsWith('postgres+redis');
       const onPostgres = target.name.startsWith('postgres');
-      if (onRedis) redisCli('CONFIG', 'RESETSTAT');
+      if (onRedis) redis?.cli('CONFIG', 'RESETSTAT');
       const transactionsBefore = onPostgres ? await postgresTransactions() : 0;
       const cpuBefore = cpuMs(target.child.pid as number);
       const generatorBefore = process.cpuUsage();
@@ -382,7 +354,8 @@ for (const scenario of scenarios) {
         errors: result.errors,
         cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
         coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
-        ...(onRedis && redisCost(redisCommands(), result.requests.total, performance.now() - wallBefore)),
+        ...(onRedis &&
+          redisCost(redis?.commands() ?? 0, result.requests.total, performance.now() - wallBefore)),
         ...(onPostgres && {
           postgresTransactionsPerRequest:
             ((await postgresTransactions()) - transactionsBefore) / result.requests.total,
@@ -402,7 +375,7 @@ for (const target of [server, ...peers, bare, floor, ...extra]) {
   await new Promise((r) => target.child.once('exit', r));
 }
 collector.close();
-privateRedis?.kill('SIGKILL');
+redis?.stop();
 rmSync(dir, { recursive: true, force: true });
 const summaries = readdirSync(profiles)
   .filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f))
@@ -498,10 +471,10 @@ const lines = [
           const per = backends.map((b) => fixed(m(row, b).postgresTransactionsPerRequest ?? Number.NaN, 3));
           const cost = (name: string) =>
             ` ${fixed(m(row, name).redisCommandsPerRequest ?? Number.NaN, 4)}, ${fixed(m(row, name).redisCommandsPerSecond ?? Number.NaN, 1)} |`;
-          const redis = backends.includes('postgres+redis')
+          const onRedis = backends.includes('postgres+redis')
             ? cost('postgres+redis') + cost(redisWorkers)
             : '';
-          return `| ${row.scenario} | ${per.join(' | ')} |${redis}`;
+          return `| ${row.scenario} | ${per.join(' | ')} |${onRedis}`;
         }),
       ]
     : []),

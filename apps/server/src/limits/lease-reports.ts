@@ -27,7 +27,10 @@ export function recordLeased(ledger: Ledger, points: number): void {
   ledger.unreportedLeased += points;
 }
 
-/** The counter of the points of window `key` that requests used, reported by every process (`report`). */
+/**
+ * The counter of the points of window `key` that requests used, reported by every process (`report`), less
+ * what each also leased since its last report (neither is sent: only their difference is read).
+ */
 export const admittedCount = (key: string) => `admitted:${key}`;
 /**
  * The counter of the points of window `key` that processes of this release leased (`report`), less what
@@ -57,6 +60,14 @@ export class LeaseReports {
    */
   async report(key: string, lease: Lease): Promise<void> {
     await this.add(key, lease, 'owed');
+    // The two counts are read only as their difference (reserved: leased and not admitted; policy.ts), so
+    // what would add to both alike is not sent: a point leased and used since the last report (a quiet
+    // key's single points, a lease used up) costs no report. Two additions per window and process every
+    // report were most of a quiet key's store calls (docs/decisions.md#what-the-limits-cost-the-store).
+    const { ledger } = lease;
+    const both = Math.min(ledger.unreported, ledger.unreportedLeased);
+    ledger.unreported -= both;
+    ledger.unreportedLeased -= both;
     await Promise.all([
       this.add(admittedCount(key), lease, 'unreported'),
       this.add(leasedCount(key), lease, 'unreportedLeased'),

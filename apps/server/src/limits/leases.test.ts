@@ -2,7 +2,7 @@
 // engines), with the clock and the lease timers moved by hand (vitest's fake timers: Date and setTimeout).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { admittedCount } from './lease-reports.js';
+import { admittedCount, leasedCount } from './lease-reports.js';
 import {
   farLeases,
   holdMs,
@@ -46,6 +46,13 @@ function setup() {
   };
   return { clock, store, asked, takes, leases: () => new Leases(store, clock.now) };
 }
+
+/**
+ * The points of window `key` the store counts as reserved (leased and not admitted, as policy.ts reads them:
+ * only the two counts' difference is read, and a report leaves out what would add to both alike).
+ */
+const reservedIn = async (store: CounterStore, key = 'minute:k') =>
+  (await store.read(leasedCount(key))).used - (await store.read(admittedCount(key))).used;
 
 const takeAll = (leases: Leases, n: number, limit: number) =>
   Promise.all(Array.from({ length: n }, () => leases.take('minute:k', limit, 60_000)));
@@ -263,24 +270,34 @@ describe('Leases', () => {
     expect((await store.read('minute:k')).used).toBe(2); // the other went back to the window
   });
 
-  it('reports what each process admitted apart from what it leased, and keeps a failed report for the next', async () => {
-    const { leases, store, clock } = setup();
+  it('reports what each process leased and did not admit (reserved), and nothing for a point leased and used', async () => {
+    const { leases, store, clock, asked } = setup();
     const [a, b] = [leases(), leases()];
     await takeAll(a, 7, 800); // a point, then a lease of 99
     await takeAll(b, 5, 800); // a point, then a lease of 87
     a.untake('minute:k'); // one of A's requests did not count after all
-    expect(a.unreported('minute:k').admitted).toBe(6);
-    const admitted = () => store.read(admittedCount('minute:k'));
-    expect((await admitted()).used).toBe(0);
+    expect(a.unreported('minute:k')).toEqual({ admitted: 6, leased: 100 });
+    expect(await reservedIn(store)).toBe(0);
     await Promise.all([a.report(), b.report()]);
-    expect(await admitted()).toEqual({ used: 11, resetAt: (await store.read('minute:k')).resetAt });
+    expect(await reservedIn(store)).toBe(100 - 6 + (88 - 5));
     expect((await store.read('minute:k')).used).toBe(1 + 99 + 1 + 87); // taken: admitted and reserved together
-    expect([a.unreported('minute:k').admitted, b.unreported('minute:k').admitted]).toEqual([0, 0]);
+    expect(await store.read(admittedCount('minute:k'))).toEqual({ used: 0, resetAt: 0 }); // cancelled out
+    expect([a.unreported('minute:k'), b.unreported('minute:k')]).toEqual([
+      { admitted: 0, leased: 0 },
+      { admitted: 0, leased: 0 },
+    ]);
     await takeAll(a, 2, 800);
     await a.report();
-    expect((await admitted()).used).toBe(13);
-    await clock.advance(60_000); // the count ends with its window
-    expect(await admitted()).toEqual({ used: 0, resetAt: 0 });
+    expect(await reservedIn(store)).toBe(175);
+    // A quiet process: each request a single point, leased and used: its report asks the store nothing.
+    const quiet = leases();
+    await quiet.take('minute:k', 800, 60_000);
+    const before = asked.length;
+    await quiet.report();
+    expect(asked.length).toBe(before);
+    await clock.advance(60_000); // the counts end with their window
+    expect(await reservedIn(store)).toBe(0);
+    expect(await store.read(leasedCount('minute:k'))).toEqual({ used: 0, resetAt: 0 });
   });
 
   it('starts a new window with nothing unreported: what the ended window admitted ended with it', async () => {
@@ -289,27 +306,40 @@ describe('Leases', () => {
     await takeAll(one, 3, 800); // admitted, never reported
     await clock.advance(60_000);
     await takeAll(one, 1, 800);
-    expect(one.unreported('minute:k').admitted).toBe(1);
+    expect(one.unreported('minute:k')).toEqual({ admitted: 1, leased: 1 });
     await one.report();
-    expect((await store.read(admittedCount('minute:k'))).used).toBe(1);
+    expect(await reservedIn(store)).toBe(0);
+    expect((await store.read('minute:k')).used).toBe(1); // used: the new window's one point
   });
 
-  it('keeps the admitted points of a report the store refused, and reports them next time', async () => {
-    const { store, clock } = setup();
-    let down = true;
-    const flaky: CounterStore = {
-      ...store,
-      take: (key, ...rest) =>
-        down && key.startsWith('admitted:') ? Promise.reject(new Error('down')) : store.take(key, ...rest),
-    };
-    const one = new Leases(flaky, clock.now);
-    await takeAll(one, 3, 800);
-    await one.report();
-    expect(one.unreported('minute:k').admitted).toBe(3);
-    down = false;
-    await one.report();
-    expect((await store.read(admittedCount('minute:k'))).used).toBe(3);
-  });
+  it.each([
+    ['leased', 'leased:'],
+    ['admitted', 'admitted:'],
+  ])(
+    'keeps the %s points of a report the store refused, and reports them next time',
+    async (which, counter) => {
+      const { store, clock } = setup();
+      let down = true;
+      const flaky: CounterStore = {
+        ...store,
+        take: (key, ...rest) =>
+          down && key.startsWith(counter) ? Promise.reject(new Error('down')) : store.take(key, ...rest),
+      };
+      const one = new Leases(flaky, clock.now);
+      await takeAll(one, 3, 800); // a point, then a lease of 99: 100 leased, 3 admitted
+      if (which === 'admitted') {
+        await one.report(); // 97 leased reported
+        await takeAll(one, 5, 800); // used from the lease: admitted, nothing leased
+      }
+      await one.report();
+      const kept = which === 'admitted' ? { admitted: 5, leased: 0 } : { admitted: 0, leased: 97 };
+      expect(one.unreported('minute:k')).toEqual(kept);
+      down = false;
+      await one.report();
+      expect(one.unreported('minute:k')).toEqual({ admitted: 0, leased: 0 });
+      expect(await reservedIn(store)).toBe(100 - (which === 'admitted' ? 8 : 3));
+    },
+  );
 });
 
 describe('Leases: the last report of a stop', () => {
@@ -324,7 +354,7 @@ describe('Leases: the last report of a stop', () => {
     const held: CounterStore = {
       ...store,
       take: (key, ...rest) =>
-        slow && key.startsWith('admitted:')
+        slow && key.startsWith('leased:')
           ? new Promise((resolve, reject) => {
               answer = (ok) => (ok ? resolve(store.take(key, ...rest)) : reject(new Error('lost')));
               sent();
@@ -344,7 +374,8 @@ describe('Leases: the last report of a stop', () => {
     expect(last).toBe(false); // the stop's report waits for the periodic one
     answer(false); // which fails: its points are sent again by the stop's report
     await Promise.all([periodic, stopping]);
-    expect((await store.read(admittedCount('minute:k'))).used).toBe(5);
+    expect(one.unreported('minute:k')).toEqual({ admitted: 0, leased: 0 });
+    expect(await reservedIn(store)).toBe((await store.read('minute:k')).used - 5);
   });
 });
 
@@ -381,8 +412,7 @@ describe('Leases: a give-back beside a report on its way', () => {
     await one.report();
     const count = async (key: string) => (await store.read(key)).used;
     expect(await count('minute:k')).toBe(2);
-    expect(await count(admittedCount('minute:k'))).toBe(2);
-    expect(await count('leased:minute:k')).toBe(2); // nothing reserved: leased and admitted agree
+    expect(await reservedIn(store)).toBe(0); // nothing reserved: leased and admitted agree
   });
 });
 
@@ -560,11 +590,15 @@ describe('Leases over a store with a stand-in (an outage of the shared store)', 
     outage();
     await admittedOf(one, 4, 80);
     await one.report();
-    expect(one.unreported('minute:k').admitted).toBe(7);
-    expect((await store.read(admittedCount('minute:k'))).used).toBe(0); // nothing went to the stand-in
+    for (const counter of [leasedCount('minute:k'), admittedCount('minute:k')]) {
+      expect(await store.read(counter)).toEqual({ used: 0, resetAt: 0 }); // nothing went to the stand-in
+    }
     back();
     await one.report();
-    expect((await shared().read(admittedCount('minute:k'))).used).toBe(7);
+    expect(one.unreported('minute:k')).toEqual({ admitted: 0, leased: 0 });
+    // The shared window counts all 7 as used: 3 from its lease, 4 owed; nothing reserved.
+    const window = await shared().read('minute:k');
+    expect(window.used - (await reservedIn(shared()))).toBe(7);
   });
 
   it('drops points of a shared store that came back without its data, and leases anew', async () => {

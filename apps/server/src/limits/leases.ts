@@ -27,9 +27,10 @@
 //   used, so it never claims what another process holds; it never rises between this process's answers
 //   in a window, and it says 0 only when the window is used (nothing held elsewhere at the last take).
 // - What was admitted is counted apart from what is leased: each process adds the points it used to the
-//   window's admitted count (`admittedCount`) every `report`, so operators read admissions exactly (every
-//   process's as of its last report) and leased points as reserved, not as used. Reports go to the shared
-//   store only: while a stand-in answers (Redis out), they wait.
+//   window's admitted count (`admittedCount`) and those it leased to the leased count every `report`, less
+//   what would add to both alike (only their difference is read), so operators read leased points not used
+//   as reserved, not as used (every process's as of its last report). Reports go to the shared store only:
+//   while a stand-in answers (Redis out), they wait.
 // - An outage of a shared store (CounterStore.epoch) costs no quota. Points leased from it before the
 //   outage stay good through it and after it (they are still counted there), unless it came back without
 //   its data. Points from the stand-in are dropped when the shared store answers again, and what they

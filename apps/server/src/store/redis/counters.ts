@@ -30,8 +30,10 @@ const takeRecordMs = 60_000;
 // hold ms, holder, the take's name ('' for none). Returns granted, used, ms until the window ends, ms until
 // the hold of other holders ends (0: none). A new window forgets the old one's hold; a grant's hold ends
 // holdMs after it at least, and a shorter hold never shortens a longer one (leases last as long as their
-// pace allows: limits/leases.ts). A named take whose record exists was undone before it arrived: it grants
-// nothing. Seven commands for a lease's take (three before holds).
+// pace allows: limits/leases.ts). The hold is read only for a lease (to extend it) or when the grant leaves
+// the window used up (only then does a caller look at it: a refusal, or `remaining` 0 against 1), so a
+// single point far from the limit costs four commands and the record. A named take whose record exists was
+// undone before it arrived: it grants nothing. Seven commands for a lease's take (three before holds).
 const take = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local ttl = redis.call('PTTL', KEYS[1])
@@ -40,13 +42,13 @@ local hold = tonumber(ARGV[4])
 local holder = ARGV[5]
 local by = false
 local holdLeft = 0
-if fresh then
-  used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2])
-else
+if fresh then used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2]) end
+local limit = tonumber(ARGV[2])
+local granted = math.max(0, math.min(tonumber(ARGV[1]), limit - used))
+if not fresh and (hold > 0 or used + granted >= limit) then
   by = redis.call('GET', KEYS[2])
   if by then holdLeft = math.max(0, redis.call('PTTL', KEYS[2])) end
 end
-local granted = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
 if ARGV[6] ~= '' and redis.call('SET', KEYS[3], granted, 'NX', 'GET', 'PX', ${takeRecordMs}) then granted = 0 end
 if granted > 0 then
   if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
