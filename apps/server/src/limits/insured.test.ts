@@ -13,6 +13,7 @@ const watch: SharedStoreWatch = {
   onLost: () => {},
   onReady: () => {},
   connected: () => true,
+  deadlineMs: 500,
   kept: async () => true,
   remember: async () => {},
   forget: async () => {},

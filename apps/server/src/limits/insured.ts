@@ -125,10 +125,11 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
   };
   return {
     /**
-     * A window operation on the shared store, or on memory while it is out. A call that fails opens the
-     * breaker (no other request waits out the same silence). After a stall of this process, it is made
-     * again once the connection is up (the stall may have cost it its socket timeout), while the stall
-     * counts as recent; a named take's failed try is undone, whether it was carried out or not.
+     * A window operation on the shared store, or on memory while it is out. After a stall of this
+     * process, a call that failed is made again once the connection is up (the stall may have cost it its
+     * socket timeout), while the stall counts as recent. Else the breaker takes a second look, and the call
+     * is made again once if the store answered it; when it did not, the breaker is open (no other request
+     * waits out the same silence). A named take's failed try is undone, whether it was carried out or not.
      */
     async sharedOrMemory<T>(call: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
       if (state.down) return fallback();
@@ -147,6 +148,15 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
             failure = next as Error;
           }
         }
+        if (!state.down && (await state.doubt(failure.message))) {
+          try {
+            const again = await call();
+            void undoes.flush();
+            return again;
+          } catch (next) {
+            failure = next as Error;
+          }
+        }
         state.lost(failure.message);
         return fallback();
       }
@@ -157,7 +167,7 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
       try {
         return await call();
       } catch (error) {
-        state.lost((error as Error).message);
+        void state.doubt((error as Error).message);
         throw error;
       }
     },

@@ -78,7 +78,7 @@ export async function openBackend(
       throw error;
     }
     stops.onStop(() => client.disconnect());
-    const shared = redisCounters(client, redis.keyPrefix, logger);
+    const shared = redisCounters(client, redis, logger);
     stops.onStop(shared.stop);
     if (redis.address.topology === 'sentinel') {
       const { watchFailovers } = await import('./redis/failovers.js');

@@ -19,7 +19,11 @@ async function counters() {
   const client = (await redisClient(store.REDIS_URL)) as Redis;
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
-  const shared = redisCounters(client, store.REDIS_KEY_PREFIX as string, logger);
+  const shared = redisCounters(
+    client,
+    { keyPrefix: store.REDIS_KEY_PREFIX as string, commandTimeoutMs: 500 },
+    logger,
+  );
   cleanups.push(() => client.disconnect());
   cleanups.push(() => shared.stop());
   await shared.counters.take('warm', 1, 10, 60_000); // shared, and the instance's marker left

@@ -348,6 +348,61 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     expect(await admittedOf900(server, key)).toBe(busyLimit);
   });
 
+  it('a Redis that answers late (frozen 700 ms, past the 500 ms command timeout) with both cores busy is slow, not out: a second look finds it, nothing falls back, nothing is logged, every admission counted once', async () => {
+    const redis = await privateRedis();
+    const store = { ...(await freshStore()), REDIS_URL: redis.url };
+    const server = await startServer({ store });
+    cleanups.push(() => server.close());
+    // Twenty quiet keys in turn: each request takes its point from Redis, so takes are always on their way.
+    const keys = await Promise.all(
+      Array.from({ length: 20 }, () => server.key({ perMinute: 1_000_000, perDay: 10_000_000 })),
+    );
+    const admitted = new Map<string, number>();
+    const statuses = new Set<number>();
+    let running = true;
+    const loop = async (from: number) => {
+      for (let i = from; running; i++) {
+        const key = keys[i % keys.length] as string;
+        const { status } = await call(`${server.url}/v1/pets?limit=1`, key);
+        statuses.add(status);
+        if (status === 200) admitted.set(key, (admitted.get(key) ?? 0) + 1);
+      }
+    };
+    const loops = [0, 5, 10, 15].map(loop);
+    await sleep(500);
+    // Both cores busy from the freeze until a second after it ends (a loaded machine: the reconnection and
+    // its first answer come late too), one spinning process per core.
+    const busy = [0, 1].map(() =>
+      spawnTied(process.execPath, ['-e', 'const end = Date.now() + 1_700; while (Date.now() < end);'], {
+        stdio: 'ignore',
+      }),
+    );
+    cleanups.push(() => busy.map((child) => child.kill('SIGKILL')));
+    redis.child.kill('SIGSTOP');
+    await sleep(700);
+    redis.child.kill('SIGCONT');
+    await Promise.all(busy.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+    running = false;
+    await Promise.all(loops);
+    expect([...statuses]).toEqual([200]);
+    expect(server.logs.join('')).not.toContain('Redis unreachable');
+    const redisView = new Redis(redis.url);
+    cleanups.push(() => redisView.disconnect());
+    const counted = async () =>
+      Promise.all(
+        keys.map(async (key) =>
+          Number(await redisView.get(`${store.REDIS_KEY_PREFIX}day:${tokenParts(key).id}`)),
+        ),
+      );
+    const want = keys.map((key) => admitted.get(key) ?? 0);
+    let seen = await counted();
+    for (let i = 0; i < 20 && seen.join() !== want.join(); i++) {
+      await sleep(250); // unused lease points go back within a second
+      seen = await counted();
+    }
+    expect(seen).toEqual(want); // a take retried after the look counts once: its first try undone
+  });
+
   it('a Redis flushed while it answers (FLUSHALL) is noticed within a probe: leased points dropped, one line, the new window admits its limit and no more', async () => {
     const { redis, server, key } = await leasesOutOnPrivateRedis();
     const redisView = new Redis(redis.url);

@@ -174,7 +174,7 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
   const degraded = async (server: ServerProcess) =>
     ((await (await fetch(`${server.url}/readyz`)).json()) as { status: string }).status === 'degraded';
 
-  it('when Redis is cut silently and healed, then a request waits at most one command timeout, and shared limits return within 5 s of the heal', async () => {
+  it('when Redis is cut silently and healed, then a request waits at most three command timeouts (the call, a second look of two), and shared limits return within 5 s of the heal', async () => {
     const network = await stores(1);
     const server = await instance(network, 0);
     const { key } = await createKey(
@@ -191,7 +191,7 @@ describe.runIf(backend === 'postgres+redis')('silent partitions from Redis', () 
       expect(answer.status).toBe(200);
       slowest = Math.max(slowest, answer.elapsedMs);
     }
-    expect.soft(slowest).toBeLessThan(redisCommandTimeoutMs + slackMs); // one timeout, not one per call
+    expect.soft(slowest).toBeLessThan(3 * redisCommandTimeoutMs + slackMs); // once, not once per call
     await within(5_000, () => degraded(server));
     await sleep(20_000); // long enough for TCP to back off by seconds
     network.heal(0, 'redis');

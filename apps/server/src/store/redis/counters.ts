@@ -251,7 +251,12 @@ function failoverGate(redis: RedisClient) {
  * The counters (insured: limits/insured.ts), why they run on memory now, their stop, and what to tell them
  * of a Sentinel failover (failovers.ts).
  */
-export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Logger, now = () => Date.now()) {
+export function redisCounters(
+  redis: RedisClient,
+  { keyPrefix, commandTimeoutMs }: { keyPrefix: string; commandTimeoutMs: number },
+  logger: Logger,
+  now = () => Date.now(),
+) {
   // A key of this instance's own: when Redis answers again without it, Redis lost its data (restarted
   // without persistence, flushed, or evicted keys): every key's windows and bans started over, and
   // operators are told so (docs/scaling-out.md, the Redis settings to run with). Its own, not one shared:
@@ -280,6 +285,7 @@ export function redisCounters(redis: RedisClient, keyPrefix: string, logger: Log
       onLost: (listener) => gate.events.on('lost', listener),
       onReady: (listener) => gate.events.on('ready', listener),
       connected: gate.connected,
+      deadlineMs: commandTimeoutMs,
       kept: async () => (await redis.exists(marker)) === 1,
       remember,
       forget: () => {
