@@ -15,7 +15,8 @@ export interface paths {
          * List keys
          * @description Keys in the order they were created (oldest first; keys created in the same millisecond by different
          *     instances, by id), never their secrets; revoked keys included
-         *     unless `revoked=false`. When more keys follow, `nextCursor` names the next page.
+         *     unless `revoked=false`. `q` finds keys by id, label or customer in one step. When more keys follow,
+         *     `nextCursor` names the next page.
          */
         get: operations["listKeys"];
         put?: never;
@@ -617,6 +618,13 @@ export interface operations {
                 customerId?: components["schemas"]["CustomerId"];
                 /** @description `true`: only revoked keys; `false`: only active keys; absent: both. */
                 revoked?: boolean;
+                /**
+                 * @description Only the keys this text finds: an id that starts with it, or a label or customer id that contains
+                 *     it, the case of letters ignored (on SQLite, of ASCII letters only). `%`, `_` and `\` are plain
+                 *     characters. With the other filters, a key must match all of them.
+                 * @example acme
+                 */
+                q?: string;
             };
             header?: never;
             path?: never;

@@ -1,5 +1,6 @@
-// The keys: the admin API's filters (plan, customer, revoked) in the address, cursor paging (the cursors of
-// the pages before are kept for Previous), and a search by id that opens the key's page.
+// The keys: the admin API's filters (plan, customer, revoked) and its search in the address, cursor paging
+// (the cursors of the pages before are kept for Previous), and one box that finds a key: a whole key id
+// opens its page, any other text lists the keys whose id starts with it or whose label or customer holds it.
 import type { AdminKeyPage, ListKeysQuery } from '@animal-store/client/admin';
 import { useEffect, useState } from 'preact/hooks';
 import { count, keyState, limitsText, plans, time } from '../format.js';
@@ -8,18 +9,28 @@ import { NoticeLine, useCall, useSigned } from '../ui.js';
 import { PlanSelect } from './key-fields.js';
 
 const pageSize = 25;
-const keyIdPattern = '[0-9a-f]{12}';
+const keyId = /^[0-9a-f]{12}$/;
 
 /** The address's filters as the admin API's query (what it does not know is left out). */
 function filtersOf(query: URLSearchParams): ListKeysQuery {
   const plan = plans.find((name) => name === query.get('plan'));
   const customerId = query.get('customerId') || undefined;
   const revoked = query.get('revoked');
+  const q = query.get('q') || undefined;
   return {
     ...(plan && { plan }),
     ...(customerId && { customerId }),
     ...((revoked === 'true' || revoked === 'false') && { revoked: revoked === 'true' }),
+    ...(q && { q }),
   };
+}
+
+/** The address of the list with `filters`, each kept as the admin API names it. */
+function listHref(filters: Record<string, string | number | boolean | undefined>) {
+  const next = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters))
+    if (value !== undefined && value !== '') next.set(name, String(value));
+  return keysHref(next);
 }
 
 export function KeyList({ query }: { query: URLSearchParams }) {
@@ -41,28 +52,29 @@ export function KeyList({ query }: { query: URLSearchParams }) {
     );
   }, [admin, run, filterKey, cursor]);
 
-  const openKey = (event: Event) => {
+  const find = (event: Event) => {
     event.preventDefault();
-    const id = String(new FormData(event.currentTarget as HTMLFormElement).get('keyId') ?? '').trim();
-    go(keyHref(id));
+    const text = String(new FormData(event.currentTarget as HTMLFormElement).get('q') ?? '').trim();
+    go(keyId.test(text) ? keyHref(text) : listHref({ ...filters, q: text }));
   };
 
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">Keys</h1>
       <search>
-        <form class="search" onSubmit={openKey}>
+        <form class="search" onSubmit={find} key={filters.q ?? ''}>
           <label>
-            Key id
+            Find a key
             <input
-              name="keyId"
-              required
-              pattern={keyIdPattern}
-              placeholder="3f2a9c0b1d4e"
+              name="q"
+              type="search"
+              defaultValue={filters.q ?? ''}
+              maxLength={255}
+              placeholder="key id, label or customer"
               spellcheck={false}
             />
           </label>
-          <button type="submit">Open</button>
+          <button type="submit">Find</button>
         </form>
       </search>
       <Filters filters={filters} key={filterKey} />
@@ -144,10 +156,7 @@ function Filters({ filters }: { filters: ListKeysQuery }) {
   const [revoked, setRevoked] = useState(filters.revoked === undefined ? '' : String(filters.revoked));
   const apply = (event: Event) => {
     event.preventDefault();
-    const next = new URLSearchParams();
-    for (const [name, value] of Object.entries({ plan, customerId: customerId.trim(), revoked }))
-      if (value) next.set(name, value);
-    go(keysHref(next));
+    go(listHref({ plan, customerId: customerId.trim(), revoked, q: filters.q }));
   };
   return (
     <form class="filters" onSubmit={apply}>

@@ -71,6 +71,8 @@ export type KeyQuery = {
   plan?: Plan | undefined;
   customerId?: string | undefined;
   revoked?: boolean | undefined;
+  /** The start of an id, or a part of a label or customer id, the case of letters ignored (key-search.ts). */
+  search?: string | undefined;
 };
 
 /** An admin create with an Idempotency-Key: the key and a hash of the request body. */

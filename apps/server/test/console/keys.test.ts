@@ -54,7 +54,7 @@ describe.runIf(chromium)('the console, reading', () => {
     await checkView(page, 'signed-out', [401]);
   });
 
-  it('lists keys by plan, customer and state, a page at a time, and opens one by its id', async () => {
+  it('lists keys by plan, customer and state, a page at a time, finds them by a part of a label or an id, and opens one by its id', async () => {
     const customerId = `cus_list_${Date.now()}`;
     const created = [];
     for (let i = 0; i < 27; i++)
@@ -87,10 +87,24 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual([created[3]?.id]);
     expect(await rows(page).first().textContent()).toContain('revoked');
 
-    await page.getByLabel('Key id').fill(created[5]?.id ?? '');
-    await page.getByRole('button', { name: 'Open' }).click();
+    // One box finds a key: any text lists the keys whose label or customer holds it (case ignored) or
+    // whose id starts with it, beside the filters; a whole key id opens the key.
+    await page.getByLabel('State').selectOption('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByLabel('Find a key').fill('K2');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await expect
+      .poll(() => rows(page).locator('th').allTextContents())
+      .toEqual([created[2], ...created.slice(20)].map((k) => k?.id));
+    expect(page.url()).toContain('q=K2');
+    expect(page.url()).toContain(`customerId=${customerId}`);
+    await page.getByLabel('Find a key').fill(created[7]?.id.slice(0, 10) ?? '');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual([created[7]?.id]);
+    await page.getByLabel('Find a key').fill(created[5]?.id ?? '');
+    await page.getByRole('button', { name: 'Find' }).click();
     await page.getByRole('heading', { name: `Key ${created[5]?.id}` }).waitFor();
-    await page.getByLabel('Key id').waitFor({ state: 'detached' });
+    await page.getByLabel('Find a key').waitFor({ state: 'detached' });
     expect(await page.locator('.facts').textContent()).toContain(customerId);
     // While the key is read, the view says so under its heading; a key that is not there, the same.
     let answer = () => {};
@@ -172,8 +186,8 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.keyboard.type(adminToken);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
-    await page.keyboard.press('Tab'); // the first link, then on through the page to the key id field
-    while (!(await page.evaluate(() => document.activeElement?.getAttribute('name') === 'keyId')))
+    await page.keyboard.press('Tab'); // the first link, then on through the page to the find box
+    while (!(await page.evaluate(() => document.activeElement?.getAttribute('name') === 'q')))
       await page.keyboard.press('Tab');
     await page.keyboard.type(key.id);
     await page.keyboard.press('Enter');

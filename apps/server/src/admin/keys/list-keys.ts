@@ -1,5 +1,5 @@
-// listKeys: the keys in creation order, a page at a time (an opaque cursor), filtered by plan, customer and
-// revocation.
+// listKeys: the keys in creation order, a page at a time (an opaque cursor), filtered by plan, customer,
+// revocation and a search (id, label, customer: store/key-search.ts).
 import type { RequestHandler } from 'express';
 import { HttpError } from '../../http/http-error.js';
 import type { Plan } from '../../plans.js';
@@ -39,6 +39,7 @@ export const listKeys = ({ store }: AdminDeps): RequestHandler =>
       plan: req.query.plan as Plan | undefined,
       customerId: req.query.customerId as string | undefined,
       revoked,
+      search: req.query.q as string | undefined,
     });
     const shown = page.slice(0, limit);
     const last = shown.at(-1);

@@ -1,4 +1,5 @@
 // API keys on PostgreSQL.
+import { keySearchCondition, keySearchPatterns } from '../key-search.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, KeyStore } from '../store.js';
@@ -40,12 +41,14 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       return row && toKey(row);
     },
     async page(q) {
+      const search = keySearchPatterns(q.search);
       const rows = await query<KeyRow>(
         `SELECT * FROM api_keys
           WHERE (created_at, id) > ($1, $2)
             AND ($3::text IS NULL OR plan = $3)
             AND ($4::text IS NULL OR customer_id = $4)
             AND ($5::boolean IS NULL OR (revoked_at IS NOT NULL) = $5)
+            AND ${keySearchCondition('$7::text', '$8')}
           ORDER BY created_at, id LIMIT $6`,
         [
           q.after?.createdAt ?? '',
@@ -54,6 +57,8 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
           q.customerId ?? null,
           q.revoked ?? null,
           q.limit,
+          search.contains,
+          search.prefix,
         ],
       );
       return rows.map(toKey);

@@ -1,4 +1,5 @@
 // API keys on SQLite: prepared statements over the api_keys table.
+import { keySearchCondition, keySearchPatterns } from '../key-search.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, CreationRequest, KeyFields, KeyQuery, KeyStore } from '../store.js';
@@ -16,6 +17,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
         AND (@plan IS NULL OR plan = @plan)
         AND (@customerId IS NULL OR customer_id = @customerId)
         AND (@revoked IS NULL OR (revoked_at IS NOT NULL) = @revoked)
+        AND ${keySearchCondition('@contains', '@prefix')}
       ORDER BY created_at, id LIMIT @limit`,
   );
   const update = db.prepare<Record<string, unknown>>(
@@ -63,6 +65,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
           plan: query.plan ?? null,
           customerId: query.customerId ?? null,
           revoked: query.revoked === undefined ? null : Number(query.revoked),
+          ...keySearchPatterns(query.search),
           limit: query.limit,
         })
         .map(toKey);

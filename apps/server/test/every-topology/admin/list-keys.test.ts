@@ -1,4 +1,4 @@
-// listKeys: pages in creation order with a cursor, filters, and cursors this service did not make.
+// listKeys: pages in creation order with a cursor, filters, a search (q), and cursors this service did not make.
 
 import { describe, expect, it } from 'vitest';
 import { adminSuite } from './suite.js';
@@ -41,12 +41,51 @@ describe('listKeys', () => {
     expect(revoked.keys.map((k) => k.id)).toEqual([ids[4]]);
   });
 
-  it.each(['cursor=x', 'limit=0', 'limit=101', 'limit=01', 'plan=gold', 'revoked=maybe', 'other=1'])(
-    'refuses ?%s with a 400',
-    async (query) => {
-      const res = await adminCall(`/keys?${query}`);
-      expect(res.status).toBe(400);
-      expect(((await res.json()) as { code: string }).code).toBe('invalid_request');
-    },
-  );
+  it('finds keys by q in one step: the start of an id, a part of a label or customer id, the case of letters ignored, with % _ and \\ as plain characters, beside the other filters and paging', async () => {
+    const tag = `Q${Date.now()}`;
+    const acme = (await createKey({ plan: 'free', label: `Acme ${tag} production` })).key.id;
+    const customer = (await createKey({ plan: 'pro', customerId: `cus_${tag.toLowerCase()}_7` })).key.id;
+    const odd = (await createKey({ plan: 'free', label: `Odd ${tag}%_\\ label` })).key.id;
+    const found = async (q: string, more = '') => {
+      const res = await adminCall(`/keys?q=${encodeURIComponent(q)}${more}`);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { keys: { id: string }[] }).keys.map((k) => k.id);
+    };
+    expect(await found(tag.toLowerCase())).toEqual([acme, customer, odd]); // labels and a customer id
+    expect(await found(`ACME ${tag.toLowerCase()} PRODUCTION`)).toEqual([acme]);
+    expect(await found(acme.slice(0, 9))).toContain(acme); // the start of an id
+    expect(await found(acme.slice(3))).not.toContain(acme); // not any part of it
+    expect(await found(`${tag}%_\\`)).toEqual([odd]);
+    expect(await found(`${tag}%`)).toEqual([odd]); // % is no wildcard
+    expect(await found(`${tag.slice(0, -1)}_`)).toEqual([]); // nor is _
+    expect(await found(tag, '&plan=pro')).toEqual([customer]);
+    expect(await found(tag, '&plan=free&revoked=false')).toEqual([acme, odd]);
+    const first = (await (await adminCall(`/keys?q=${tag}&limit=2`)).json()) as {
+      keys: { id: string }[];
+      nextCursor: string;
+    };
+    const rest = (await (await adminCall(`/keys?q=${tag}&limit=2&cursor=${first.nextCursor}`)).json()) as {
+      keys: { id: string }[];
+      nextCursor: string | null;
+    };
+    expect([...first.keys, ...rest.keys].map((k) => k.id)).toEqual([acme, customer, odd]);
+    expect(rest.nextCursor).toBeNull();
+  });
+
+  it.each([
+    'cursor=x',
+    'limit=0',
+    'limit=101',
+    'limit=01',
+    'plan=gold',
+    'revoked=maybe',
+    'other=1',
+    'q=',
+    'q=%01',
+    `q=${'x'.repeat(256)}`,
+  ])('refuses ?%s with a 400', async (query) => {
+    const res = await adminCall(`/keys?${query}`);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe('invalid_request');
+  });
 });
