@@ -13,10 +13,10 @@ export interface paths {
         };
         /**
          * List keys
-         * @description Keys in the order they were created (oldest first; keys created in the same millisecond by different
-         *     instances, by id), never their secrets; revoked keys included
-         *     unless `revoked=false`. `q` finds keys by id, label or customer in one step. When more keys follow,
-         *     `nextCursor` names the next page.
+         * @description Keys in the order they were created (oldest first, or newest with `order=newest`; keys created in the
+         *     same millisecond by different instances, by id), never their secrets; revoked keys included
+         *     unless `revoked=false`. `q` finds keys by id, label or customer in one step. `total` counts every key
+         *     the filters pass, on every page. When more keys follow, `nextCursor` names the next page.
          */
         get: operations["listKeys"];
         put?: never;
@@ -228,10 +228,14 @@ export interface components {
              */
             lastUsedAt: string | null;
         };
-        /** @description A page of keys; `nextCursor` names the next page, or is `null` on the last. */
+        /**
+         * @description A page of keys; `nextCursor` names the next page, or is `null` on the last; `total` counts the keys the
+         *     filters pass, on every page.
+         */
         KeyPage: {
             keys: components["schemas"]["Key"][];
             nextCursor: string | null;
+            total: number;
         };
         /**
          * @description The body of every failure of the admin API (the same shape as the public API's, its own codes). `code`
@@ -625,6 +629,8 @@ export interface operations {
                  * @example acme
                  */
                 q?: string;
+                /** @description `oldest` first (the default) or `newest` first; a cursor goes on in the order it is given with. */
+                order?: "oldest" | "newest";
             };
             header?: never;
             path?: never;
@@ -656,7 +662,8 @@ export interface operations {
                      *           "lastUsedAt": "2026-11-23T10:12:00.000Z"
                      *         }
                      *       ],
-                     *       "nextCursor": null
+                     *       "nextCursor": null,
+                     *       "total": 1
                      *     }
                      */
                     "application/json": components["schemas"]["KeyPage"];

@@ -17,11 +17,13 @@ function filtersOf(query: URLSearchParams): ListKeysQuery {
   const customerId = query.get('customerId') || undefined;
   const revoked = query.get('revoked');
   const q = query.get('q') || undefined;
+  const order = query.get('order') === 'newest' ? 'newest' : undefined;
   return {
     ...(plan && { plan }),
     ...(customerId && { customerId }),
     ...((revoked === 'true' || revoked === 'false') && { revoked: revoked === 'true' }),
     ...(q && { q }),
+    ...(order && { order }),
   };
 }
 
@@ -95,7 +97,9 @@ function KeyTable(props: {
     <>
       <table aria-busy={props.busy}>
         <caption>
-          {page.keys.length === 0 ? 'No key matches.' : `${count(page.keys.length)} keys on this page`}
+          {page.total === 0
+            ? 'No key matches.'
+            : `${count(page.total)} ${page.total === 1 ? 'key' : 'keys'} in all, ${count(page.keys.length)} on this page`}
         </caption>
         <thead>
           <tr>
@@ -117,8 +121,8 @@ function KeyTable(props: {
               </th>
               <td>{key.plan}</td>
               <td>{limitsText(key)}</td>
-              <td>{key.label ?? '—'}</td>
-              <td>{key.customerId ?? '—'}</td>
+              <td class="text">{key.label ?? '—'}</td>
+              <td class="text">{key.customerId ?? '—'}</td>
               <td>{time(key.createdAt)}</td>
               <td>{time(key.lastUsedAt, 'never')}</td>
               <td>{keyState(key)}</td>
@@ -154,9 +158,10 @@ function Filters({ filters }: { filters: ListKeysQuery }) {
   const [plan, setPlan] = useState<string>(filters.plan ?? '');
   const [customerId, setCustomerId] = useState(filters.customerId ?? '');
   const [revoked, setRevoked] = useState(filters.revoked === undefined ? '' : String(filters.revoked));
+  const [order, setOrder] = useState<string>(filters.order ?? '');
   const apply = (event: Event) => {
     event.preventDefault();
-    go(listHref({ plan, customerId: customerId.trim(), revoked, q: filters.q }));
+    go(listHref({ plan, customerId: customerId.trim(), revoked, order, q: filters.q }));
   };
   return (
     <form class="filters" onSubmit={apply}>
@@ -176,6 +181,13 @@ function Filters({ filters }: { filters: ListKeysQuery }) {
           <option value="">active and revoked</option>
           <option value="false">active</option>
           <option value="true">revoked</option>
+        </select>
+      </label>
+      <label>
+        Order
+        <select name="order" value={order} onChange={(event) => setOrder(event.currentTarget.value)}>
+          <option value="">oldest first</option>
+          <option value="newest">newest first</option>
         </select>
       </label>
       <button type="submit">Filter</button>

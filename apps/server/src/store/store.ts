@@ -64,15 +64,20 @@ export interface PetStore {
 /** What a key can be created with, and what an update sets (every field; the caller merges). */
 export type KeyFields = { plan: Plan; quota: Quota; label?: string | null; customerId?: string | null };
 
-/** Which keys a page holds: after a position in creation order, optionally filtered. */
-export type KeyQuery = {
-  limit: number;
-  after?: { createdAt: string; id: string } | undefined;
+/** Which keys a list holds (key-query.ts). */
+export type KeyFilter = {
   plan?: Plan | undefined;
   customerId?: string | undefined;
   revoked?: boolean | undefined;
-  /** The start of an id, or a part of a label or customer id, the case of letters ignored (key-search.ts). */
+  /** The start of an id, or a part of a label or customer id, the case of letters ignored. */
   search?: string | undefined;
+};
+
+/** Which keys a page holds: after a position in creation order (or before it, newest first), filtered. */
+export type KeyQuery = KeyFilter & {
+  limit: number;
+  after?: { createdAt: string; id: string } | undefined;
+  order?: 'oldest' | 'newest' | undefined;
 };
 
 /** An admin create with an Idempotency-Key: the key and a hash of the request body. */
@@ -96,8 +101,10 @@ export interface KeyStore {
   createOnce(options: KeyFields, request: CreationRequest): Promise<CreationOutcome>;
   /** The key with this id, revoked or not. */
   get(id: string): Promise<ApiKey | undefined>;
-  /** Up to `limit` keys in creation order (oldest first), after `after`. */
+  /** Up to `limit` keys in creation order after `after` (newest first: before it), that pass the filter. */
   page(query: KeyQuery): Promise<ApiKey[]>;
+  /** How many keys pass the filter, on every page. */
+  count(filter: KeyFilter): Promise<number>;
   /** Sets an active key's plan, limits, label and customer; undefined when there is no such active key. */
   update(id: string, fields: Required<KeyFields>): Promise<ApiKey | undefined>;
   /** The active key a bearer token names, or undefined (malformed, unknown, wrong secret, revoked). */

@@ -67,6 +67,7 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.getByLabel('Customer').fill(customerId);
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows(page).count()).toBe(25);
+    expect(await page.locator('caption').first().textContent()).toBe('27 keys in all, 25 on this page');
     await checkView(page, 'keys');
     await page.getByRole('button', { name: 'Next page' }).click();
     await expect.poll(() => rows(page).count()).toBe(2);
@@ -87,6 +88,13 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => rows(page).locator('th').allTextContents()).toEqual([created[3]?.id]);
     expect(await rows(page).first().textContent()).toContain('revoked');
 
+    // Newest first: the last key made heads the list, and the address keeps the order.
+    await page.getByLabel('State').selectOption('');
+    await page.getByLabel('Order').selectOption('newest');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).locator('th').first().textContent()).toBe(created[26]?.id);
+    expect(page.url()).toContain('order=newest');
+    await page.getByLabel('Order').selectOption('');
     // One box finds a key: any text lists the keys whose label or customer holds it (case ignored) or
     // whose id starts with it, beside the filters; a whole key id opens the key.
     await page.getByLabel('State').selectOption('');
@@ -123,6 +131,27 @@ describe.runIf(chromium)('the console, reading', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Key 000000000000');
     await checkView(page, 'key-not-found', [404]);
   });
+
+  it.each([1280, 1920])(
+    'fits the list in a %i px window: a long label and customer id wrap in their cells, every column shown',
+    async (width) => {
+      const customerId = `cus_${'wide'.repeat(30)}_${width}_${Date.now()}`; // 124 characters and more
+      await admin().createKey({ plan: 'pro', customerId, label: `${'A long label '.repeat(15)}end` });
+      const page = await suite.newPage({ width, height: 900 });
+      await suite.signIn(page);
+      await page.getByLabel('Customer').fill(customerId);
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => rows(page).count()).toBe(1);
+      const fits = await page.evaluate(() => {
+        const table = document.querySelector('table') as HTMLTableElement;
+        return {
+          table: table.scrollWidth <= table.clientWidth,
+          page: document.documentElement.scrollWidth <= window.innerWidth,
+        };
+      });
+      expect(fits).toEqual({ table: true, page: true });
+    },
+  );
 
   it('draws a key’s day as the requests sent: admitted, limited and banned, with its numbers', async () => {
     const { key, secret } = (await admin().createKey({

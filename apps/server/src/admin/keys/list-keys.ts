@@ -1,5 +1,5 @@
-// listKeys: the keys in creation order, a page at a time (an opaque cursor), filtered by plan, customer,
-// revocation and a search (id, label, customer: store/key-search.ts).
+// listKeys: the keys in creation order (oldest or newest first), a page at a time (an opaque cursor), filtered
+// by plan, customer, revocation and a search (id, label, customer: store/key-query.ts), and how many in all.
 import type { RequestHandler } from 'express';
 import { HttpError } from '../../http/http-error.js';
 import type { Plan } from '../../plans.js';
@@ -31,17 +31,28 @@ function positionOf(cursor: string): { createdAt: string; id: string } {
 
 export const listKeys = ({ store }: AdminDeps): RequestHandler =>
   async function listKeys(req, res) {
-    const limit = Number(req.query.limit); // the contract's default filled in by validation
+    const limit = Number(req.query.limit); // the contract's defaults filled in by validation
     const revoked = req.query.revoked === undefined ? undefined : String(req.query.revoked) === 'true';
-    const page = await store.keys.page({
-      limit: limit + 1,
-      after: typeof req.query.cursor === 'string' ? positionOf(req.query.cursor) : undefined,
+    const filter = {
       plan: req.query.plan as Plan | undefined,
       customerId: req.query.customerId as string | undefined,
       revoked,
       search: req.query.q as string | undefined,
-    });
+    };
+    const [page, total] = await Promise.all([
+      store.keys.page({
+        ...filter,
+        limit: limit + 1,
+        after: typeof req.query.cursor === 'string' ? positionOf(req.query.cursor) : undefined,
+        order: req.query.order === 'newest' ? 'newest' : 'oldest',
+      }),
+      store.keys.count(filter),
+    ]);
     const shown = page.slice(0, limit);
     const last = shown.at(-1);
-    res.json({ keys: shown.map(view), nextCursor: page.length > limit && last ? cursorOf(last) : null });
+    res.json({
+      keys: shown.map(view),
+      nextCursor: page.length > limit && last ? cursorOf(last) : null,
+      total,
+    });
   };

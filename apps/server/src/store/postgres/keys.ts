@@ -1,9 +1,21 @@
 // API keys on PostgreSQL.
-import { keySearchCondition, keySearchPatterns } from '../key-search.js';
+import { type KeyFilterName, keyFilterClause, keyFilterValues, keyOrder } from '../key-query.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, KeyStore } from '../store.js';
 import type { Pg } from './database.js';
+
+/** The filter's values as positional parameters from `$first` on, each typed (a null's type is not known). */
+const filterNames: KeyFilterName[] = ['plan', 'customerId', 'revoked', 'contains', 'prefix'];
+const types: Record<KeyFilterName, string> = {
+  plan: 'text',
+  customerId: 'text',
+  revoked: 'boolean',
+  contains: 'text',
+  prefix: 'text',
+};
+const filteredFrom = (first: number) =>
+  keyFilterClause((name) => `$${first + filterNames.indexOf(name)}::${types[name]}`);
 
 const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
 
@@ -41,27 +53,22 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       return row && toKey(row);
     },
     async page(q) {
-      const search = keySearchPatterns(q.search);
+      const { after, beyond, orderBy } = keyOrder(q);
+      const values = keyFilterValues(q);
       const rows = await query<KeyRow>(
-        `SELECT * FROM api_keys
-          WHERE (created_at, id) > ($1, $2)
-            AND ($3::text IS NULL OR plan = $3)
-            AND ($4::text IS NULL OR customer_id = $4)
-            AND ($5::boolean IS NULL OR (revoked_at IS NOT NULL) = $5)
-            AND ${keySearchCondition('$7::text', '$8')}
-          ORDER BY created_at, id LIMIT $6`,
-        [
-          q.after?.createdAt ?? '',
-          q.after?.id ?? '',
-          q.plan ?? null,
-          q.customerId ?? null,
-          q.revoked ?? null,
-          q.limit,
-          search.contains,
-          search.prefix,
-        ],
+        `SELECT * FROM api_keys WHERE (created_at, id) ${beyond} ($1, $2) AND ${filteredFrom(4)}
+          ORDER BY ${orderBy} LIMIT $3`,
+        [after.createdAt, after.id, q.limit, ...filterNames.map((name) => values[name])],
       );
       return rows.map(toKey);
+    },
+    async count(filter) {
+      const values = keyFilterValues(filter);
+      const [row] = await query<{ n: string }>(
+        `SELECT count(*) AS n FROM api_keys WHERE ${filteredFrom(1)}`,
+        filterNames.map((name) => values[name]),
+      );
+      return Number(row?.n ?? 0);
     },
     async update(id, fields) {
       const [row] = await query<KeyRow>(

@@ -1,8 +1,8 @@
 // API keys on SQLite: prepared statements over the api_keys table.
-import { keySearchCondition, keySearchPatterns } from '../key-search.js';
+import { keyFilterClause, keyFilterValues, keyOrder } from '../key-query.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
-import type { CreationOutcome, CreationRequest, KeyFields, KeyQuery, KeyStore } from '../store.js';
+import type { CreationOutcome, CreationRequest, KeyFields, KeyFilter, KeyQuery, KeyStore } from '../store.js';
 import type { Db } from './database.js';
 
 export function createSqliteKeyStore(db: Db): KeyStore {
@@ -11,15 +11,23 @@ export function createSqliteKeyStore(db: Db): KeyStore {
   const byRequest = db.prepare<[string], CreatedKeyRow>('SELECT * FROM api_keys WHERE creation_request = ?');
   const forgetRequest = db.prepare<[string]>('UPDATE api_keys SET creation_request = NULL WHERE id = ?');
   const all = db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, id');
-  const page = db.prepare<Record<string, unknown>, KeyRow>(
-    `SELECT * FROM api_keys
-      WHERE (created_at, id) > (@createdAt, @id)
-        AND (@plan IS NULL OR plan = @plan)
-        AND (@customerId IS NULL OR customer_id = @customerId)
-        AND (@revoked IS NULL OR (revoked_at IS NOT NULL) = @revoked)
-        AND ${keySearchCondition('@contains', '@prefix')}
-      ORDER BY created_at, id LIMIT @limit`,
+  const filtered = keyFilterClause((name) => `@${name}`);
+  const pageIn = (order: 'oldest' | 'newest') => {
+    const { beyond, orderBy } = keyOrder({ limit: 0, order });
+    return db.prepare<Record<string, unknown>, KeyRow>(
+      `SELECT * FROM api_keys WHERE (created_at, id) ${beyond} (@createdAt, @id) AND ${filtered}
+        ORDER BY ${orderBy} LIMIT @limit`,
+    );
+  };
+  const pages = { oldest: pageIn('oldest'), newest: pageIn('newest') };
+  const counted = db.prepare<Record<string, unknown>, { n: number }>(
+    `SELECT count(*) AS n FROM api_keys WHERE ${filtered}`,
   );
+  /** The filter's values as the statements bind them (SQLite has no booleans). */
+  const bound = (filter: KeyFilter) => {
+    const values = keyFilterValues(filter);
+    return { ...values, revoked: values.revoked === null ? null : Number(values.revoked) };
+  };
   const update = db.prepare<Record<string, unknown>>(
     `UPDATE api_keys SET plan = @plan, per_minute = @perMinute, per_day = @perDay, label = @label,
        customer_id = @customerId WHERE id = @id AND revoked_at IS NULL`,
@@ -58,17 +66,11 @@ export function createSqliteKeyStore(db: Db): KeyStore {
       return row && toKey(row);
     },
     async page(query: KeyQuery) {
-      return page
-        .all({
-          createdAt: query.after?.createdAt ?? '',
-          id: query.after?.id ?? '',
-          plan: query.plan ?? null,
-          customerId: query.customerId ?? null,
-          revoked: query.revoked === undefined ? null : Number(query.revoked),
-          ...keySearchPatterns(query.search),
-          limit: query.limit,
-        })
-        .map(toKey);
+      const { after } = keyOrder(query);
+      return pages[query.order ?? 'oldest'].all({ ...after, ...bound(query), limit: query.limit }).map(toKey);
+    },
+    async count(filter) {
+      return counted.get(bound(filter))?.n ?? 0;
     },
     async update(id, fields) {
       const [perMinute, perDay] = storedLimits(fields.plan, fields.quota);

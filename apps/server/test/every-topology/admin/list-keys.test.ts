@@ -1,4 +1,5 @@
-// listKeys: pages in creation order with a cursor, filters, a search (q), and cursors this service did not make.
+// listKeys: pages in creation order (either way) with a cursor and a total, filters, a search (q), and cursors
+// this service did not make.
 
 import { describe, expect, it } from 'vitest';
 import { adminSuite } from './suite.js';
@@ -39,6 +40,32 @@ describe('listKeys', () => {
       keys: { id: string }[];
     };
     expect(revoked.keys.map((k) => k.id)).toEqual([ids[4]]);
+  });
+
+  it('lists newest first with order=newest, a page at a time, and counts every key the filters pass in total', async () => {
+    const customerId = `cus_order_${Date.now()}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++)
+      ids.push((await createKey({ plan: i < 2 ? 'pro' : 'free', customerId })).key.id);
+    type Page = { keys: { id: string }[]; nextCursor: string | null; total: number };
+    const list = async (query: string) =>
+      (await (await adminCall(`/keys?customerId=${customerId}&${query}`)).json()) as Page;
+    const seen: string[] = [];
+    let page = await list('order=newest&limit=2');
+    for (;;) {
+      expect(page.total).toBe(5); // on every page, not what is left
+      seen.push(...page.keys.map((k) => k.id));
+      if (page.nextCursor === null) break;
+      page = await list(`order=newest&limit=2&cursor=${page.nextCursor}`);
+    }
+    expect(seen).toEqual([...ids].reverse());
+    expect(await list('order=oldest&limit=2')).toMatchObject({
+      keys: [{ id: ids[0] }, { id: ids[1] }],
+      total: 5,
+    });
+    expect((await list('plan=pro&order=newest')).keys.map((k) => k.id)).toEqual([ids[1], ids[0]]);
+    expect((await list('plan=pro')).total).toBe(2);
+    expect((await list('plan=enterprise')).total).toBe(0);
   });
 
   it('finds keys by q in one step: the start of an id, a part of a label or customer id, the case of letters ignored, with % _ and \\ as plain characters, beside the other filters and paging', async () => {
