@@ -207,11 +207,11 @@ function named(pointer: string, documents: unknown[]): string {
     }
   }
   const body =
-    /^\/(?:requestBody|responses\/(\d{3}|default))\/content\/[^/]+\/schema((?:\/(?:items|properties\/[^/]+))+)$/.exec(
+    /^\/(?:requestBody|responses\/(\d{3}|default))\/content\/[^/]+\/schema((?:\/(?:items|properties\/[^/]+))*)$/.exec(
       rest,
     );
   if (!body) return pointer;
-  const fields = [...(body[2] as string).matchAll(/\/(?:(items)|properties\/([^/]+))/g)]
+  const fields = [...(body[2] ?? '').matchAll(/\/(?:(items)|properties\/([^/]+))/g)]
     .map(([, items, property]) => (items ? '[]' : `.${token(property as string)}`))
     .join('');
   return `${of} ${body[1] ? `${body[1]} ` : ''}body${fields}`;

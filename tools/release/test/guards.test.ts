@@ -295,6 +295,20 @@ describe('pnpm spec:diff', () => {
     ]);
     expect(added.code).toBe(0);
     expect(added.output).toMatch(/\| spec\/admin\/components\/schemas\/Key\.yaml:\d+ \|/);
+    // A change to a response body's own schema is named by its operation, not by a JSON pointer.
+    const described = await exitOf('spec-diff.ts', [
+      '--admin',
+      '--base-file',
+      admin((s) => {
+        s.components.schemas.KeyPage.description = 'An older description.';
+      }),
+      '--revision-file',
+      admin(),
+      '--root',
+      changesets(),
+    ]);
+    expect(described.output).toContain('| `GET /keys 200 body · description` |');
+    expect(described.output).not.toContain('#/paths/');
   });
 });
 
