@@ -1,7 +1,7 @@
 // The console: signed out, the sign-in form; signed in, the view the page's hash names (route.ts).
 import './styles.css';
 import { render } from 'preact';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { useRoute } from './route.js';
 import { adminClient, forgetToken, savedToken } from './session.js';
 import { SignedIn } from './ui.js';
@@ -9,6 +9,14 @@ import { CreateKey } from './views/create-key.js';
 import { KeyList } from './views/key-list.js';
 import { KeyPage } from './views/key-page.js';
 import { SignIn } from './views/sign-in.js';
+
+/** Puts the focus on the view's heading (focusable by script only). */
+function toHeading() {
+  const heading = document.querySelector<HTMLElement>('main h1');
+  if (!heading) return;
+  heading.tabIndex = -1;
+  heading.focus();
+}
 
 function Console() {
   const [token, setToken] = useState(savedToken);
@@ -26,9 +34,19 @@ function Console() {
       },
     [token],
   );
+  const view =
+    route.view === 'key' ? `key ${route.keyId}` : route.view === 'keys' ? `keys ${route.query}` : route.view;
+  // A new view (or a form made again) takes the focus from where a person left it: the view's heading gets
+  // it, not the top of the page, so the next Tab goes on in the view. Focus still on the page stays.
+  useEffect(() => {
+    if (signed && (!document.activeElement || document.activeElement === document.body)) toHeading();
+  }, [view, signed]);
   if (!signed) return <SignIn reason={farewell} onSignedIn={setToken} />;
   return (
     <SignedIn.Provider value={signed}>
+      <button type="button" class="skip" onClick={toHeading}>
+        Skip to content
+      </button>
       <header>
         <a href="#/keys" class="brand">
           Animal Store console

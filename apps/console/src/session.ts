@@ -33,7 +33,9 @@ export const isRefusedToken = (error: unknown) => error instanceof ApiError && e
 /** What went wrong, for a person: the Error body's message and code, or why the service was not reached. */
 export function problem(error: unknown): string {
   if (error instanceof ApiError) {
-    const wait = error.retryAfter === undefined ? '' : ` Try again in ${error.retryAfter} s.`;
+    // The service's own message may name the wait already ("retry in 12 seconds."): said once.
+    const named = /\bretry in\b/i.test(error.message);
+    const wait = error.retryAfter === undefined || named ? '' : ` Try again in ${error.retryAfter} s.`;
     const request = error.requestId ? `, request ${error.requestId}` : '';
     return `${error.message} (${error.status} ${error.code}${request}).${wait}`;
   }

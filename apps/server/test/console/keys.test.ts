@@ -206,7 +206,7 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => todayRow.locator('td').first().textContent(), { timeout: 8_000 }).toBe('2');
   });
 
-  it('is usable by keyboard alone and at 200 % zoom', async () => {
+  it('is usable by keyboard alone and at 200 % zoom: a skip button, and each new view’s heading takes the focus', async () => {
     const { key } = await admin().createKey({ plan: 'free', label: 'keyboard' });
     // 200 % zoom of a 1280-pixel-wide window: 640 CSS pixels across.
     const page = await suite.newPage({ width: 640, height: 800 });
@@ -215,12 +215,24 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.keyboard.type(adminToken);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Keys', level: 1 }).waitFor();
-    await page.keyboard.press('Tab'); // the first link, then on through the page to the find box
+    const focused = () => page.evaluate(() => document.activeElement?.textContent ?? '');
+    // The sign-in form is gone: its view's heading has the focus, and Tab goes on from there.
+    await expect.poll(focused).toBe('Keys');
+    await page.keyboard.press('Tab');
     while (!(await page.evaluate(() => document.activeElement?.getAttribute('name') === 'q')))
       await page.keyboard.press('Tab');
     await page.keyboard.type(key.id);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: `Key ${key.id}` }).waitFor();
+    await expect.poll(focused).toBe(`Key ${key.id}`); // the new view's heading, not the top of the page
+    // From the top of a page, the first Tab reaches a way past the header.
+    await page.reload();
+    await page.getByRole('heading', { name: `Key ${key.id}` }).waitFor();
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await focused()).toBe(`Key ${key.id}`);
     // The chart takes the focus and walks the days with the arrow keys.
     await page.locator('svg.chart').focus();
     await page.keyboard.press('End');
