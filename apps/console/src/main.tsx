@@ -1,7 +1,7 @@
 // The console: signed out, the sign-in form; signed in, the view the page's hash names (route.ts).
 import './styles.css';
 import { render } from 'preact';
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from './route.js';
 import { adminClient, forgetToken, savedToken } from './session.js';
 import { SignedIn } from './ui.js';
@@ -37,9 +37,13 @@ function Console() {
   const view =
     route.view === 'key' ? `key ${route.keyId}` : route.view === 'keys' ? `keys ${route.query}` : route.view;
   // A new view (or a form made again) takes the focus from where a person left it: the view's heading gets
-  // it, not the top of the page, so the next Tab goes on in the view. Focus still on the page stays.
+  // it, not the top of the page, so the next Tab goes on in the view. Focus still on the page stays, and a
+  // page just loaded starts at its top (the skip button first).
+  const loaded = useRef(false);
   useEffect(() => {
-    if (signed && (!document.activeElement || document.activeElement === document.body)) toHeading();
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (signed && lost && loaded.current) toHeading();
+    loaded.current = true;
   }, [view, signed]);
   if (!signed) return <SignIn reason={farewell} onSignedIn={setToken} />;
   return (

@@ -6,10 +6,16 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { addDays, count, keyState, limitsText, time, utcDay } from '../format.js';
 import { NoticeLine, useCall, useSigned } from '../ui.js';
 import { KeyActions } from './key-actions.js';
-import { UsageChart } from './usage-chart.js';
+import { type Range, UsageChart } from './usage-chart.js';
 
 /** How often the running windows and today's totals are read again. */
 const refreshMs = 5_000;
+
+/** The 30 UTC days up to the one `now` is in. */
+function lastDays(now: Date): Range {
+  const today = utcDay(now);
+  return { from: addDays(today, -29), to: today };
+}
 
 export function KeyPage({ keyId }: { keyId: string }) {
   const { admin } = useSigned();
@@ -17,17 +23,19 @@ export function KeyPage({ keyId }: { keyId: string }) {
   const [key, setKey] = useState<AdminKey | null>(null);
   const [usage, setUsage] = useState<KeyUsage | null>(null);
   const [readAt, setReadAt] = useState<string | null>(null);
-  const today = utcDay(new Date());
-  const [range, setRange] = useState({ from: addDays(today, -29), to: today });
+  // A range a person chose, or none: the last 30 UTC days, up to today as of each read, so that a page left
+  // open past UTC midnight moves on to the new day.
+  const [chosen, setRange] = useState<Range | null>(null);
+  const range = chosen ?? lastDays(new Date());
 
   const readUsage = useCallback(
     () =>
-      run(() => admin.getKeyUsage(keyId, range)).then((answer) => {
+      run(() => admin.getKeyUsage(keyId, chosen ?? lastDays(new Date()))).then((answer) => {
         if (!answer) return;
         setUsage(answer);
         setReadAt(new Date().toISOString());
       }),
-    [admin, run, keyId, range],
+    [admin, run, keyId, chosen],
   );
   const readKey = useCallback(
     () => run(() => admin.getKey(keyId)).then((answer) => setKey(answer ?? null)),

@@ -35,7 +35,7 @@ export function UsageChart(props: {
   return (
     <section aria-labelledby="usage-title">
       <h2 id="usage-title">Daily usage</h2>
-      <RangeForm range={range} onRange={props.onRange} />
+      <RangeForm key={`${range.from} ${range.to}`} range={range} onRange={props.onRange} />
       <ul class="legend" aria-hidden="true">
         {kinds.map((kind) => (
           <li key={kind} class={kind}>

@@ -206,6 +206,25 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => todayRow.locator('td').first().textContent(), { timeout: 8_000 }).toBe('2');
   });
 
+  it('asks for the new UTC day once its page stays open past midnight (the browser’s clock moved on)', async () => {
+    const { key } = await admin().createKey({ plan: 'free' });
+    const page = await suite.newPage();
+    const midnight = Date.parse(`${today()}T00:00:00Z`);
+    await page.clock.install({ time: midnight - 10_000 }); // this page's clock: ten seconds before today
+    await suite.signIn(page);
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.endsWith(`/keys/${key.id}/usage`)) asked.push(url.searchParams.get('to') ?? '');
+    });
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/${key.id}`);
+    const yesterday = new Date(midnight - 1).toISOString().slice(0, 10);
+    await expect.poll(() => asked.at(-1)).toBe(yesterday);
+    await page.clock.fastForward(15_000); // past midnight, and past the next read
+    await expect.poll(() => asked.at(-1)).toBe(today());
+    await expect.poll(() => page.getByLabel('To', { exact: true }).inputValue()).toBe(today());
+  });
+
   it('is usable by keyboard alone and at 200 % zoom: a skip button, and each new view’s heading takes the focus', async () => {
     const { key } = await admin().createKey({ plan: 'free', label: 'keyboard' });
     // 200 % zoom of a 1280-pixel-wide window: 640 CSS pixels across.
@@ -225,10 +244,9 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: `Key ${key.id}` }).waitFor();
     await expect.poll(focused).toBe(`Key ${key.id}`); // the new view's heading, not the top of the page
-    // From the top of a page, the first Tab reaches a way past the header.
+    // A page just loaded starts at its top, where the first Tab reaches a way past the header.
     await page.reload();
     await page.getByRole('heading', { name: `Key ${key.id}` }).waitFor();
-    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('Skip to content');
     await page.keyboard.press('Enter');
