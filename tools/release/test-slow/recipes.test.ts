@@ -43,7 +43,9 @@ describe('the recipes, followed (docs/recipes/*.patch)', () => {
       'src/api/pets/cursor.test.ts',
     ];
     const { stdout } = await sh(
-      `pnpm --filter @animal-store/server exec vitest run --project sqlite --project postgres ${suites.join(' ')}`,
+      // Verbose: every test's name is printed, not only a slow one's (pet-fields' name was printed only
+      // when it took over 300 ms, and a quick run failed the check below).
+      `pnpm --filter @animal-store/server exec vitest run --reporter=verbose --project sqlite --project postgres ${suites.join(' ')}`,
       scratch,
       { NO_COLOR: '1' },
     );
