@@ -16,7 +16,8 @@ export interface paths {
          * @description Keys in the order they were created (oldest first, or newest with `order=newest`; keys created in the
          *     same millisecond by different instances, by id), never their secrets; revoked keys included
          *     unless `revoked=false`. `q` finds keys by id, label or customer in one step. `total` counts every key
-         *     the filters pass, on every page. When more keys follow, `nextCursor` names the next page.
+         *     the filters pass, on every page; `limited` says which keys of the page are banned or have a window used
+         *     up. When more keys follow, `nextCursor` names the next page.
          */
         get: operations["listKeys"];
         put?: never;
@@ -230,12 +231,23 @@ export interface components {
         };
         /**
          * @description A page of keys; `nextCursor` names the next page, or is `null` on the last; `total` counts the keys the
-         *     filters pass, on every page.
+         *     filters pass, on every page; `limited` names the keys of this page that are banned or have a window used
+         *     up now.
          */
         KeyPage: {
             keys: components["schemas"]["Key"][];
             nextCursor: string | null;
             total: number;
+            /**
+             * @description The keys of this page refused now, as `getKeyUsage` reads them: banned (until when), or with the
+             *     minute or the day used up. Keys not refused are not listed.
+             */
+            limited: {
+                id: string;
+                /** Format: date-time */
+                bannedUntil: string | null;
+                usedUp: ("minute" | "day")[];
+            }[];
         };
         /**
          * @description The body of every failure of the admin API (the same shape as the public API's, its own codes). `code`
@@ -663,7 +675,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "nextCursor": null,
-                     *       "total": 1
+                     *       "total": 1,
+                     *       "limited": []
                      *     }
                      */
                     "application/json": components["schemas"]["KeyPage"];

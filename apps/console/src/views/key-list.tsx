@@ -93,6 +93,7 @@ function KeyTable(props: {
   setCursors: (change: (cursors: string[]) => string[]) => void;
 }) {
   const { page } = props;
+  const refused = new Map(page.limited.map((key) => [key.id, key]));
   return (
     <>
       <table aria-busy={props.busy}>
@@ -125,7 +126,7 @@ function KeyTable(props: {
               <td class="text">{key.customerId ?? '—'}</td>
               <td>{time(key.createdAt)}</td>
               <td>{time(key.lastUsedAt, 'never')}</td>
-              <td>{keyState(key)}</td>
+              <td>{[keyState(key), refusal(refused.get(key.id))].filter(Boolean).join('; ')}</td>
             </tr>
           ))}
         </tbody>
@@ -151,6 +152,13 @@ function KeyTable(props: {
       </nav>
     </>
   );
+}
+
+/** Why a key is refused now, in words (listKeys' `limited`), or nothing. */
+function refusal(key: AdminKeyPage['limited'][number] | undefined): string {
+  if (!key) return '';
+  if (key.bannedUntil) return `banned until ${time(key.bannedUntil)}`;
+  return `${key.usedUp.join(' and ')} used up`;
 }
 
 /** The filter form; the address keeps what it applies, so a filtered list can be shared. */

@@ -1,6 +1,7 @@
 // A key's usage as the admin contract shapes it (KeyUsage): its running windows, its ban and its requests
-// per UTC day; written once for the admin API's getKeyUsage and the keys command's usage.
-import type { KeyUsage } from '@animal-store/spec/admin';
+// per UTC day; written once for the admin API's getKeyUsage and the keys command's usage. And whether a key
+// is refused now, for listKeys.
+import type { AdminKeyPage, KeyUsage } from '@animal-store/spec/admin';
 import type { RateLimiter } from '../limits/policy.js';
 import type { ApiKey, KeyDayCounts, UsageStore } from '../store/store.js';
 
@@ -46,4 +47,21 @@ export async function keyUsage(
     bannedUntil: iso(banMs > 0 ? Date.now() + banMs : 0),
     days: sumDays([...stored, ...(sources.unwritten ?? [])]),
   };
+}
+
+/**
+ * Whether the key is refused now, as its usage reads it (a ban, a window used up: `remaining` 0), for a
+ * list of keys (listKeys' `limited`); undefined when it is not.
+ */
+export async function refusedNow(
+  key: ApiKey,
+  limiter: RateLimiter,
+): Promise<AdminKeyPage['limited'][number] | undefined> {
+  const [windows, banMs] = await Promise.all([
+    limiter.windowUsage(key.id, key.quota),
+    limiter.banRemaining(key.id),
+  ]);
+  const usedUp = windows.filter((w) => w.resetAt > 0 && w.remaining === 0).map((w) => w.name);
+  if (banMs <= 0 && usedUp.length === 0) return undefined;
+  return { id: key.id, bannedUntil: iso(banMs > 0 ? Date.now() + banMs : 0), usedUp };
 }

@@ -1,9 +1,11 @@
 // listKeys: the keys in creation order (oldest or newest first), a page at a time (an opaque cursor), filtered
-// by plan, customer, revocation and a search (id, label, customer: store/key-query.ts), and how many in all.
+// by plan, customer, revocation and a search (id, label, customer: store/key-query.ts), how many in all, and
+// which of the page are refused now (banned, a window used up).
 import type { RequestHandler } from 'express';
 import { HttpError } from '../../http/http-error.js';
 import type { Plan } from '../../plans.js';
 import type { ApiKey } from '../../store/store.js';
+import { refusedNow } from '../../usage/report.js';
 import { type AdminDeps, view } from '../operation.js';
 
 /** An opaque position in creation order: base64url of `[createdAt, id]`. */
@@ -29,7 +31,7 @@ function positionOf(cursor: string): { createdAt: string; id: string } {
   throw new HttpError(400, 'query.cursor is not a cursor this service made; start again without it.');
 }
 
-export const listKeys = ({ store }: AdminDeps): RequestHandler =>
+export const listKeys = ({ store, limiter }: AdminDeps): RequestHandler =>
   async function listKeys(req, res) {
     const limit = Number(req.query.limit); // the contract's defaults filled in by validation
     const revoked = req.query.revoked === undefined ? undefined : String(req.query.revoked) === 'true';
@@ -50,9 +52,11 @@ export const listKeys = ({ store }: AdminDeps): RequestHandler =>
     ]);
     const shown = page.slice(0, limit);
     const last = shown.at(-1);
+    const refused = await Promise.all(shown.map((key) => refusedNow(key, limiter)));
     res.json({
       keys: shown.map(view),
       nextCursor: page.length > limit && last ? cursorOf(last) : null,
       total,
+      limited: refused.filter((key) => key !== undefined),
     });
   };

@@ -2,10 +2,11 @@
 // this service did not make.
 
 import { describe, expect, it } from 'vitest';
+import { call } from '../../support/harness.js';
 import { adminSuite } from './suite.js';
 
 const suite = adminSuite();
-const { adminCall, post, createKey } = suite;
+const { adminCall, post, createKey, bannedKey } = suite;
 
 describe('listKeys', () => {
   it('pages through the keys in creation order with nextCursor, filtered by plan, customer and revocation', async () => {
@@ -40,6 +41,24 @@ describe('listKeys', () => {
       keys: { id: string }[];
     };
     expect(revoked.keys.map((k) => k.id)).toEqual([ids[4]]);
+  });
+
+  it('names the keys of the page refused now: banned until when, or a window used up; the others not at all', async () => {
+    const customerId = `cus_limited_${Date.now()}`;
+    const calm = (await createKey({ plan: 'free', customerId })).key.id;
+    const spent = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 }, customerId });
+    expect((await call(`${suite.server.url}/v1/pets`, spent.secret)).status).toBe(200);
+    type Page = {
+      keys: { id: string }[];
+      limited: { id: string; bannedUntil: string | null; usedUp: string[] }[];
+    };
+    const page = (await (await adminCall(`/keys?customerId=${customerId}`)).json()) as Page;
+    expect(page.keys.map((k) => k.id)).toEqual([calm, spent.key.id]);
+    expect(page.limited).toEqual([{ id: spent.key.id, bannedUntil: null, usedUp: ['minute'] }]);
+    const banned = (await bannedKey()).key.id;
+    const found = (await (await adminCall(`/keys?q=${banned}`)).json()) as Page;
+    expect(found.limited).toEqual([{ id: banned, bannedUntil: expect.any(String), usedUp: ['minute'] }]);
+    expect(Date.parse(found.limited[0]?.bannedUntil ?? '')).toBeGreaterThan(Date.now());
   });
 
   it('lists newest first with order=newest, a page at a time, and counts every key the filters pass in total', async () => {
