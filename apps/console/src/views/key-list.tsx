@@ -116,7 +116,7 @@ function KeyTable(props: {
         </thead>
         <tbody>
           {page.keys.map((key) => (
-            <tr key={key.id}>
+            <tr key={key.id} class="key-row">
               <th scope="row">
                 <a href={keyHref(key.id)}>{key.id}</a>
               </th>

@@ -132,6 +132,30 @@ describe.runIf(chromium)('the console, reading', () => {
     await checkView(page, 'key-not-found', [404]);
   });
 
+  it('says in the list which keys are refused now (a window used up), and opens a key from anywhere on its row', async () => {
+    const customerId = `cus_refused_${Date.now()}`;
+    const spent = (await admin().createKey({
+      plan: 'enterprise',
+      limits: { perMinute: 1, perDay: 100 },
+      customerId,
+    })) as { key: { id: string }; secret: string };
+    expect((await call(`${suite.server.url}/v1/pets`, spent.secret)).status).toBe(200);
+    await admin().createKey({ plan: 'free', customerId });
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.getByLabel('Customer').fill(customerId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).count()).toBe(2);
+    const states = await rows(page).locator('td:last-child').allTextContents();
+    expect(states).toEqual(['active; minute used up', 'active']);
+    // The whole row opens its key, not only the id: a click where its State cell is (the id's link covers
+    // the row, so the pointer lands on the link).
+    const cell = await rows(page).first().locator('td:last-child').boundingBox();
+    if (!cell) throw new Error('the State cell is not on the page');
+    await page.mouse.click(cell.x + cell.width / 2, cell.y + cell.height / 2);
+    await page.getByRole('heading', { name: `Key ${spent.key.id}` }).waitFor();
+  });
+
   it.each([1280, 1920])(
     'fits the list in a %i px window: a long label and customer id wrap in their cells, every column shown',
     async (width) => {
