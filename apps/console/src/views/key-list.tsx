@@ -41,12 +41,17 @@ export function KeyList({ query }: { query: URLSearchParams }) {
   const [page, setPage] = useState<AdminKeyPage | null>(null);
   const filters = filtersOf(query);
   const filterKey = JSON.stringify(filters);
-  // The cursors of this page and the ones before it ('' for the first); other filters start at the first.
-  const [paging, setPaging] = useState({ filterKey, cursors: [''] });
-  const cursors = paging.filterKey === filterKey ? paging.cursors : [''];
-  const setCursors = (change: (cursors: string[]) => string[]) =>
-    setPaging({ filterKey, cursors: change(cursors) });
-  const cursor = cursors.at(-1) ?? '';
+  // The page is in the address (its cursor), so a page can be shared and reloaded; the cursors of the pages
+  // before it, which Previous goes back to, are this tab's (a page opened from an address goes back to the
+  // first). Other filters start at the first page.
+  const cursor = query.get('cursor') ?? '';
+  const [trail, setTrail] = useState({ filterKey, cursors: [] as string[] });
+  const before = trail.filterKey === filterKey ? trail.cursors : [];
+  const turn = (to: 'next' | 'previous', next?: string) => {
+    const cursors = to === 'next' ? [...before, cursor] : before.slice(0, -1);
+    setTrail({ filterKey, cursors });
+    go(listHref({ ...filters, cursor: to === 'next' ? next : before.at(-1) }));
+  };
 
   useEffect(() => {
     void run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then(
@@ -81,7 +86,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
       </search>
       <Filters filters={filters} key={filterKey} />
       <NoticeLine notice={notice} />
-      {page && <KeyTable page={page} first={cursors.length === 1} busy={busy} setCursors={setCursors} />}
+      {page && <KeyTable page={page} first={cursor === ''} busy={busy} turn={turn} />}
     </section>
   );
 }
@@ -90,7 +95,7 @@ function KeyTable(props: {
   page: AdminKeyPage;
   first: boolean;
   busy: boolean;
-  setCursors: (change: (cursors: string[]) => string[]) => void;
+  turn: (to: 'next' | 'previous', next?: string) => void;
 }) {
   const { page } = props;
   const refused = new Map(page.limited.map((key) => [key.id, key]));
@@ -132,11 +137,7 @@ function KeyTable(props: {
         </tbody>
       </table>
       <nav class="pages" aria-label="Pages">
-        <button
-          type="button"
-          disabled={props.first || props.busy}
-          onClick={() => props.setCursors((cursors) => cursors.slice(0, -1))}
-        >
+        <button type="button" disabled={props.first || props.busy} onClick={() => props.turn('previous')}>
           Previous page
         </button>
         <button
@@ -144,7 +145,7 @@ function KeyTable(props: {
           disabled={page.nextCursor === null || props.busy}
           onClick={() => {
             const next = page.nextCursor;
-            if (next !== null) props.setCursors((cursors) => [...cursors, next]);
+            if (next !== null) props.turn('next', next);
           }}
         >
           Next page

@@ -72,8 +72,15 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.getByRole('button', { name: 'Next page' }).click();
     await expect.poll(() => rows(page).count()).toBe(2);
     expect(await rows(page).locator('th').allTextContents()).toEqual(created.slice(25).map((k) => k.id));
+    // The page is in the address: a reload (or the address sent to someone) shows the same page.
+    expect(page.url()).toMatch(/[?&]cursor=/);
+    await page.reload();
+    await expect
+      .poll(() => rows(page).locator('th').allTextContents())
+      .toEqual(created.slice(25).map((k) => k.id));
     await page.getByRole('button', { name: 'Previous page' }).click();
     await expect.poll(() => rows(page).count()).toBe(25);
+    expect(page.url()).not.toContain('cursor=');
 
     await page.getByLabel('Plan').selectOption('pro');
     await page.getByRole('button', { name: 'Filter' }).click();
