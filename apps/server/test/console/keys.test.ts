@@ -163,6 +163,17 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.getByRole('heading', { name: `Key ${spent.key.id}` }).waitFor();
   });
 
+  it('reads a key’s page on a 375 px phone: nothing off the side, every region it scrolls reachable (axe)', async () => {
+    const { key } = await admin().createKey({ plan: 'pro', customerId: `cus_${'phone'.repeat(25)}` });
+    const page = await suite.newPage({ width: 375, height: 800 });
+    await suite.signIn(page);
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/${key.id}`);
+    await page.locator('tr[data-window="minute"]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await checkView(page, 'key-at-375');
+  });
+
   it.each([1280, 1920])(
     'fits the list in a %i px window: a long label and customer id wrap in their cells, every column shown',
     async (width) => {
