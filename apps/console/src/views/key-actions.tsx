@@ -16,6 +16,13 @@ const inForce =
 /** A running window the key has used up (remaining 0), as the usage read says it. */
 type UsedUp = KeyUsage['windows'][number];
 
+/**
+ * Whether a text field was edited into a new value: not when it is as stored (a label stored with spaces
+ * around it is not offered trimmed to a person who touched nothing), nor when only spaces around it changed.
+ */
+const edited = (value: string, stored: string | null) =>
+  value !== (stored ?? '') && value.trim() !== (stored ?? '').trim();
+
 export function KeyActions(props: {
   apiKey: AdminKey;
   bannedUntil: string | null;
@@ -198,8 +205,8 @@ function ChangeForm(props: {
         plan,
         limits,
       }),
-    ...(label.trim() !== (key.label ?? '') && { label: label.trim() || null }),
-    ...(customerId.trim() !== (key.customerId ?? '') && { customerId: customerId.trim() || null }),
+    ...(edited(label, key.label) && { label: label.trim() || null }),
+    ...(edited(customerId, key.customerId) && { customerId: customerId.trim() || null }),
   };
   const lines = [
     change.plan !== undefined &&

@@ -149,6 +149,25 @@ describe.runIf(chromium)('the console, acting', () => {
     expect((await admin().getKey(key.id)).limits).toEqual({ perMinute: 5, perDay: 100 });
   });
 
+  it('offers no change on an untouched form, a label stored with spaces around it included; spaces alone are no change', async () => {
+    const { key } = await admin().createKey({
+      plan: 'free',
+      label: '  padded label  ',
+      customerId: 'cus_pad',
+    });
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    const change = page.getByRole('button', { name: 'Change…' });
+    expect(await change.isDisabled()).toBe(true);
+    await page.getByLabel('Label').fill('padded label');
+    expect(await change.isDisabled()).toBe(true); // only the spaces around it: the same label
+    await page.getByLabel('Label').fill('  new label ');
+    await change.click();
+    expect(await confirm(page, 'Change')).toContain('Label:   padded label   → new label');
+    await expect.poll(async () => (await admin().getKey(key.id)).label).toBe('new label');
+  });
+
   it('rotates a key with a grace period: the new secret works, the old one until the grace ends', async () => {
     const { key, secret: old } = (await admin().createKey({ plan: 'free' })) as {
       key: { id: string };
