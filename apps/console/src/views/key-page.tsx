@@ -102,7 +102,8 @@ function Windows({ usage, readAt }: { usage: KeyUsage; readAt: string | null }) 
       <h2 id="windows-title">Running windows</h2>
       <table>
         <caption>
-          Read {time(readAt)}; read again every {refreshMs / 1000} seconds.
+          Read {time(readAt)}; read again every {refreshMs / 1000} seconds. A window starts at the key's first
+          request in it: its day is 24 hours from then, not a UTC day as in the daily usage below.
         </caption>
         <thead>
           <tr>

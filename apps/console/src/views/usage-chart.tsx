@@ -98,6 +98,35 @@ export function UsageChart(props: {
             </g>
           );
         })}
+        {days.map((d, index) => {
+          // A tick under every day; a week's date under every seventh from the last (not by the ends').
+          const x = plot.left + (index + 0.5) * slot;
+          const weekly =
+            (days.length - 1 - index) % 7 === 0 && x > plot.left + 90 && x < plot.left + plot.width - 90;
+          return (
+            <g key={`tick ${d.date}`} class="day-tick">
+              <line x1={x} x2={x} y1={plot.top + plot.height} y2={plot.top + plot.height + 4} />
+              {weekly && (
+                <text x={x} y={height - 6} class="date week" text-anchor="middle">
+                  {d.date.slice(5)}
+                </text>
+              )}
+            </g>
+          );
+        })}
+        <text x={plot.left + 4} y={plot.top + 12} class="unit">
+          requests a day
+        </text>
+        {days.every((d) => requestsOf(d) === 0) ? (
+          <text
+            x={plot.left + plot.width / 2}
+            y={plot.top + plot.height / 2}
+            class="empty"
+            text-anchor="middle"
+          >
+            No requests in these days.
+          </text>
+        ) : null}
         <text x={plot.left} y={height - 6} class="date">
           {range.from}
         </text>

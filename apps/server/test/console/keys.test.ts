@@ -163,7 +163,7 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.getByRole('heading', { name: `Key ${spent.key.id}` }).waitFor();
   });
 
-  it('reads a key’s page on a 375 px phone: nothing off the side, every region it scrolls reachable (axe)', async () => {
+  it('reads a key’s page on a 375 px phone: nothing off the side, every region it scrolls reachable (axe), the chart’s text readable with its unit, ticks and empty state', async () => {
     const { key } = await admin().createKey({ plan: 'pro', customerId: `cus_${'phone'.repeat(25)}` });
     const page = await suite.newPage({ width: 375, height: 800 });
     await suite.signIn(page);
@@ -171,6 +171,17 @@ describe.runIf(chromium)('the console, reading', () => {
     await page.locator('tr[data-window="minute"]').waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
+    // The chart says what it counts, and that nothing was counted; its text stays readable (was ~6 px).
+    const chart = page.locator('svg.chart');
+    expect(await chart.locator('text.unit').textContent()).toBe('requests a day');
+    expect(await chart.locator('text.empty').textContent()).toBe('No requests in these days.');
+    const textPx = await chart.locator('text.unit').evaluate((text) => text.getBoundingClientRect().height);
+    expect(textPx).toBeGreaterThanOrEqual(10);
+    expect(await chart.locator('.day-tick').count()).toBe(30); // a tick under each of the 30 days
+    // The windows' "day" is not the chart's: the page says which is which.
+    expect(await page.locator('section[aria-labelledby="windows-title"] caption').textContent()).toContain(
+      'its day is 24 hours from then, not a UTC day',
+    );
     await checkView(page, 'key-at-375');
   });
 
@@ -223,6 +234,11 @@ describe.runIf(chromium)('the console, reading', () => {
     expect(await height('admitted')).toBeGreaterThan(0);
     expect((await height('limited')) / (await height('admitted'))).toBeCloseTo(3 / 6, 5);
     expect(await height('banned')).toBe(0);
+    await expect.poll(() => page.locator('.chart text.empty').count()).toBe(0); // requests were counted
+    // Dates under the days: a week's apart from the last, by the ends' own.
+    const weeks = await page.locator('.chart text.week').allTextContents();
+    expect(weeks.length).toBeGreaterThanOrEqual(2);
+    for (const label of weeks) expect(label).toMatch(/^\d{2}-\d{2}$/);
     // Pointed at, the day says its numbers.
     await day.hover();
     expect(await page.locator('.day-detail').textContent()).toBe(
