@@ -144,6 +144,23 @@ export function UsageChart(props: {
   );
 }
 
+/** Why a range cannot be shown, in words, or '' when it can: UTC days as YYYY-MM-DD, in order, not too many. */
+export function rangeProblem(from: string, to: string): string {
+  const day = /^\d{4}-\d{2}-\d{2}$/;
+  const real = (text: string) => {
+    const at = Date.parse(`${text}T00:00:00Z`);
+    return day.test(text) && !Number.isNaN(at) && new Date(at).toISOString().startsWith(text);
+  };
+  if (!real(from) || !real(to)) return 'Write each day as YYYY-MM-DD (a UTC day).';
+  if (from > to) return 'From is after To.';
+  if (addDays(from, maxRangeDays) <= to) return `At most ${maxRangeDays} days at once.`;
+  return '';
+}
+
+/**
+ * The range's days as ISO dates, as every other date of the console (a date input shows the browser's
+ * locale), checked before they are asked for.
+ */
 function RangeForm({ range, onRange }: { range: Range; onRange: (range: Range) => void }) {
   const [from, setFrom] = useState(range.from);
   const [to, setTo] = useState(range.to);
@@ -152,28 +169,37 @@ function RangeForm({ range, onRange }: { range: Range; onRange: (range: Range) =
       class="range"
       onSubmit={(event) => {
         event.preventDefault();
-        onRange({ from, to });
+        const form = event.currentTarget;
+        const first = form.elements.namedItem('from') as HTMLInputElement;
+        first.setCustomValidity(rangeProblem(from, to));
+        if (form.reportValidity()) onRange({ from, to });
       }}
     >
       <label>
         From
         <input
-          type="date"
+          name="from"
           required
           value={from}
-          max={to}
-          min={addDays(to, 1 - maxRangeDays)}
-          onInput={(event) => setFrom(event.currentTarget.value)}
+          placeholder="YYYY-MM-DD"
+          inputMode="numeric"
+          spellcheck={false}
+          onInput={(event) => {
+            event.currentTarget.setCustomValidity('');
+            setFrom(event.currentTarget.value.trim());
+          }}
         />
       </label>
       <label>
         To
         <input
-          type="date"
+          name="to"
           required
           value={to}
-          min={from}
-          onInput={(event) => setTo(event.currentTarget.value)}
+          placeholder="YYYY-MM-DD"
+          inputMode="numeric"
+          spellcheck={false}
+          onInput={(event) => setTo(event.currentTarget.value.trim())}
         />
       </label>
       <button type="submit">Show</button>

@@ -283,6 +283,36 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => page.getByLabel('To', { exact: true }).inputValue()).toBe(today());
   });
 
+  it('takes a range of days as ISO dates, as it shows every date, and says what is wrong with one it cannot show', async () => {
+    const { key } = await admin().createKey({ plan: 'free' });
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname.endsWith(`/keys/${key.id}/usage`)) asked.push(url.search);
+    });
+    await page.goto(`${suite.server.adminUrl}/console/#/keys/${key.id}`);
+    const from = page.getByLabel('From', { exact: true });
+    const to = page.getByLabel('To', { exact: true });
+    await expect.poll(() => to.inputValue()).toBe(today());
+    expect(await from.getAttribute('type')).toBeNull(); // text, not the browser's locale's date picker
+    const show = async (first: string, last: string) => {
+      await from.fill(first);
+      await to.fill(last);
+      await page.getByRole('button', { name: 'Show' }).click();
+      return from.evaluate((input: HTMLInputElement) => input.validationMessage);
+    };
+    expect(await show('2026-13-01', today())).toBe('Write each day as YYYY-MM-DD (a UTC day).');
+    expect(await show(today(), '2020-01-01')).toBe('From is after To.');
+    expect(await show('2020-01-01', today())).toBe('At most 400 days at once.');
+    const before = asked.length;
+    expect(await show(today(), today())).toBe('');
+    await expect
+      .poll(() => asked.slice(before).some((search) => search.includes(`from=${today()}`)))
+      .toBe(true);
+  });
+
   it('is usable by keyboard alone and at 200 % zoom: a skip button, and each new view’s heading takes the focus', async () => {
     const { key } = await admin().createKey({ plan: 'free', label: 'keyboard' });
     // 200 % zoom of a 1280-pixel-wide window: 640 CSS pixels across.
