@@ -245,6 +245,14 @@ function ChangeForm(props: {
   );
 }
 
+/** The grace periods people pick most (a deploy, a day's rollout, a week's), filled in by one press. */
+const gracePresets = [
+  ['none', 0],
+  ['1 hour', 3_600],
+  ['24 hours', 86_400],
+  ['7 days', 604_800],
+] as const;
+
 function RotateForm(props: {
   keyId: string;
   busy: boolean;
@@ -279,6 +287,19 @@ function RotateForm(props: {
           onInput={(event) => setGrace(event.currentTarget.value)}
         />
       </label>
+      <fieldset class="presets">
+        <legend>Grace presets</legend>
+        {gracePresets.map(([name, seconds]) => (
+          <button
+            key={name}
+            type="button"
+            aria-pressed={grace === String(seconds)}
+            onClick={() => setGrace(String(seconds))}
+          >
+            {name}
+          </button>
+        ))}
+      </fieldset>
       <button type="submit" disabled={props.busy}>
         Rotate…
       </button>

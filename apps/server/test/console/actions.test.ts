@@ -168,7 +168,7 @@ describe.runIf(chromium)('the console, acting', () => {
     await expect.poll(async () => (await admin().getKey(key.id)).label).toBe('new label');
   });
 
-  it('rotates a key with a grace period: the new secret works, the old one until the grace ends', async () => {
+  it('rotates a key with a grace period (presets of 1 hour, 24 hours, 7 days): the new secret works, the old one until the grace ends', async () => {
     const { key, secret: old } = (await admin().createKey({ plan: 'free' })) as {
       key: { id: string };
       secret: string;
@@ -176,7 +176,12 @@ describe.runIf(chromium)('the console, acting', () => {
     const page = await suite.newPage();
     await suite.signIn(page);
     await openKey(page, key.id);
+    // A preset fills the grace in one press (and says it is the one chosen); a number of one's own too.
+    await page.getByRole('button', { name: '24 hours' }).click();
+    expect(await page.getByLabel('Grace period (seconds)').inputValue()).toBe('86400');
+    expect(await page.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed')).toBe('true');
     await page.getByLabel('Grace period (seconds)').fill('8');
+    expect(await page.getByRole('button', { name: '24 hours' }).getAttribute('aria-pressed')).toBe('false');
     await page.getByRole('button', { name: 'Rotate…' }).click();
     expect(await confirm(page, 'Rotate')).toMatch(
       /The current secret keeps working 8 seconds more \(until .* UTC\)/,
