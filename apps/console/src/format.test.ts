@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, everyDay, maxRangeDays, scaleTop, time } from './format.js';
+import { addDays, everyDay, maxRangeDays, scaleTop, time, usageCsv } from './format.js';
 
 describe('the console’s arithmetic', () => {
   it('walks UTC days across months and years', () => {
@@ -24,5 +24,14 @@ describe('the console’s arithmetic', () => {
   it('shows times in UTC, and none as a dash', () => {
     expect(time('2026-11-23T10:12:00.000Z')).toBe('2026-11-23 10:12:00 UTC');
     expect(time(null)).toBe('—');
+  });
+
+  it('writes a range of days as CSV: a header, a line a day, CRLF', () => {
+    expect(
+      usageCsv([
+        { date: '2026-11-26', admitted: 3, limited: 1, banned: 0 },
+        { date: '2026-11-27', admitted: 0, limited: 0, banned: 2 },
+      ]),
+    ).toBe('date,admitted,limited,banned\r\n2026-11-26,3,1,0\r\n2026-11-27,0,0,2\r\n');
   });
 });

@@ -53,3 +53,11 @@ export const limitsText = (key: Pick<AdminKey, 'limits'>) =>
 
 /** Where a key stands: revoked, or active. */
 export const keyState = (key: Pick<AdminKey, 'revokedAt'>) => (key.revokedAt === null ? 'active' : 'revoked');
+
+/** A range's days as CSV (RFC 4180: a header line, CRLF line ends), for a spreadsheet or a billing check. */
+export const usageCsv = (days: DayUsage[]) =>
+  [
+    'date,admitted,limited,banned',
+    ...days.map((d) => `${d.date},${d.admitted},${d.limited},${d.banned}`),
+    '',
+  ].join('\r\n');

@@ -84,7 +84,7 @@ export function KeyPage({ keyId }: { keyId: string }) {
       </dl>
       <NoticeLine notice={notice} />
       {usage && <Windows usage={usage} readAt={readAt} />}
-      <UsageChart range={range} onRange={setRange} days={usage?.days ?? null} />
+      <UsageChart range={range} onRange={setRange} days={usage?.days ?? null} name={`key-${key.id}`} />
       <KeyActions
         key={key.id}
         apiKey={key}

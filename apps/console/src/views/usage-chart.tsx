@@ -3,7 +3,7 @@
 // docs/decisions.md#console-chart.
 import type { DayUsage } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
-import { addDays, count, everyDay, maxRangeDays, requestsOf, scaleTop } from '../format.js';
+import { addDays, count, everyDay, maxRangeDays, requestsOf, scaleTop, usageCsv } from '../format.js';
 
 const width = 720;
 const height = 240;
@@ -13,10 +13,20 @@ const kinds = ['admitted', 'limited', 'banned'] as const;
 
 export type Range = { from: string; to: string };
 
+/** Saves `text` as a file of that name, from the page itself (nothing asked of the service again). */
+function download(name: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+  const link = Object.assign(document.createElement('a'), { href: url, download: name });
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1_000);
+}
+
 export function UsageChart(props: {
   range: Range;
   onRange: (range: Range) => void;
   days: DayUsage[] | null;
+  /** What the downloaded CSV is named after (the key). */
+  name: string;
 }) {
   const { range } = props;
   const days = everyDay(range.from, range.to, props.days ?? []);
@@ -139,6 +149,12 @@ export function UsageChart(props: {
           ? `${day.date}: ${count(day.admitted)} admitted, ${count(day.limited)} limited, ${count(day.banned)} banned`
           : 'Point at a day, or focus the chart and use the arrow keys, for its numbers.'}
       </p>
+      <button
+        type="button"
+        onClick={() => download(`${props.name}-usage-${range.from}-${range.to}.csv`, usageCsv(days))}
+      >
+        Download CSV
+      </button>
       <DayTable days={days} />
     </section>
   );

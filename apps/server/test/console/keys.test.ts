@@ -1,6 +1,7 @@
 // The console's reading paths in headless Chromium: sign-in and sign-out, a wrong token, the keys' list
 // with its filters, pages and search, a key's page with its running windows and its daily usage as a chart
 // and a table (the bars are the requests sent), at 200 % zoom and by keyboard.
+import { readFileSync } from 'node:fs';
 import { createAdminClient } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/harness.js';
@@ -256,6 +257,17 @@ describe.runIf(chromium)('the console, reading', () => {
     const weeks = await page.locator('.chart text.week').allTextContents();
     expect(weeks.length).toBeGreaterThanOrEqual(2);
     for (const label of weeks) expect(label).toMatch(/^\d{2}-\d{2}$/);
+    // The range's days download as CSV, as the table has them.
+    const saved = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const file = await saved;
+    expect(file.suggestedFilename()).toMatch(
+      new RegExp(`^key-${key.id}-usage-\\d{4}-\\d{2}-\\d{2}-${today()}\\.csv$`),
+    );
+    const csv = readFileSync((await file.path()) as string, 'utf8').split('\r\n');
+    expect(csv[0]).toBe('date,admitted,limited,banned');
+    expect(csv).toHaveLength(32); // a header, 30 days, the last line's end
+    expect(csv[30]).toBe(`${today()},6,3,0`);
     // Pointed at, the day says its numbers.
     await day.hover();
     expect(await page.locator('.day-detail').textContent()).toBe(
