@@ -1,7 +1,8 @@
 // The GitHub workflows cannot run here; they are validated against GitHub's workflow schema instead
 // (@action-validator/core), and checked for what they promise.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateWorkflow } from '@action-validator/core';
@@ -121,5 +122,36 @@ describe('.github/workflows', () => {
     const release = read('release.yml');
     expect(release).toContain('uses: changesets/action@v1');
     expect(release).toContain('release --skip-tests');
+  });
+});
+
+describe('.ci/run', () => {
+  const finished = fileURLToPath(new URL('../../../scripts/turbo-finished.sh', import.meta.url));
+  const judged = (log: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ci-log-'));
+    try {
+      writeFileSync(join(dir, 'log'), log);
+      return spawnSync('sh', [finished, join(dir, 'log')], { encoding: 'utf8' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('fails a run whose turbo was stopped from outside with tasks unfinished (turbo exits 0 then)', () => {
+    expect(readFileSync(fileURLToPath(new URL('../../../.ci/run', import.meta.url)), 'utf8')).toContain(
+      'scripts/turbo-finished.sh "$log" || status=1',
+    );
+    const done = judged(' Tasks:    31 successful, 31 total\n Tasks:    8 successful, 8 total\n');
+    expect(done.status).toBe(0);
+    // As turbo prints it, in colour: the server's tests stopped, the other 30 tasks done.
+    const stopped = judged(
+      'Shutting down Turborepo tasks...\n\x1b[1m Tasks:    \x1b[0m30 successful, 31 total\n',
+    );
+    expect(stopped.status).toBe(1);
+    expect(stopped.stdout).toBe('turbo left tasks unfinished in 1 run(s): the run failed\n');
+    // A summary a test printed inside its own output (a nested turbo, prefixed) is not the run's.
+    expect(judged('@animal-store/release-tools:test:release: +  Tasks: 3 successful, 4 total\n').status).toBe(
+      0,
+    );
   });
 });
