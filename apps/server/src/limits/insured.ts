@@ -137,25 +137,27 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
         return await call();
       } catch (error) {
         let failure = error as Error;
+        /** The call made again: its answer (a failed try's undo sent then), or why it failed too. */
+        const again = async (): Promise<{ answer: T } | { failed: Error }> => {
+          try {
+            const answer = await call();
+            void undoes.flush();
+            return { answer };
+          } catch (next) {
+            return { failed: next as Error };
+          }
+        };
         const until = performance.now() + stallRecentMs;
         while (stalls.recent() && !state.down && performance.now() < until) {
           await reconnected(until);
-          try {
-            const again = await call();
-            void undoes.flush();
-            return again;
-          } catch (next) {
-            failure = next as Error;
-          }
+          const tried = await again();
+          if ('answer' in tried) return tried.answer;
+          failure = tried.failed;
         }
         if (!state.down && (await state.doubt(failure.message))) {
-          try {
-            const again = await call();
-            void undoes.flush();
-            return again;
-          } catch (next) {
-            failure = next as Error;
-          }
+          const tried = await again();
+          if ('answer' in tried) return tried.answer;
+          failure = tried.failed;
         }
         state.lost(failure.message);
         return fallback();
