@@ -27,6 +27,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { benchRedis } from './private-redis.js';
 import { summarise } from './profile-summary.js';
+import { root, serverFlags, serverMain } from './server-command.js';
 
 const usage = `Usage: pnpm bench [options]
 
@@ -76,15 +77,7 @@ const connections = Number(values.connections);
 /** Rounds of every contestant in turn; each figure reported is the median of its rounds. */
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: a whole number ≥ 1`);
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 const results = join(root, 'bench-results');
-const serverMain = join(root, 'apps/server/dist/main.js');
-/** Node's flags for the server, as its bin gives them on its first line (`pnpm start` runs the bin). */
-const serverFlags = (
-  readFileSync(join(root, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? ''
-)
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
 const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
 // What a user would pick instead, doing the same job (src/usual-express.ts, src/fastify-stack.ts).

@@ -9,9 +9,8 @@
 // whatever the traffic) and the limits' own; and round trips (MONITOR: commands a client sent, a
 // MULTI … EXEC once). Prints the table and writes bench-results/store-cost-<timestamp>.json.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openBackend, type Plan, planQuotas } from '@animal-store/server';
 import { Redis } from 'ioredis';
@@ -19,6 +18,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { benchRedis } from './private-redis.js';
+import { root, serverFlags, serverMain } from './server-command.js';
 
 const usage = `Usage: pnpm bench:store-cost [options]
 
@@ -85,13 +85,6 @@ const shapes = (
 const quotaOf = (plan: Plan) =>
   plan === 'enterprise' ? { perMinute: 1e12, perDay: 1e12 } : planQuotas[plan];
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const serverMain = join(root, 'apps/server/dist/main.js');
-const serverFlags = (
-  readFileSync(join(root, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? ''
-)
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const database = `animal_store_cost_${process.pid}`;
 const databaseUrl = Object.assign(new URL(postgresUrl), { pathname: `/${database}` }).toString();
