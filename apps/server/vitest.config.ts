@@ -138,6 +138,10 @@ export default defineConfig(async () => {
       maxWorkers: 3,
       testTimeout: 60_000,
       hookTimeout: 60_000,
+      // expect.poll waits for a state to come (a page's next read, a change in force), never bounds how
+      // soon: 10 s, not vitest's 1 s, which a console page's read after an action overran beside a second
+      // suite ("banned until" still shown 1 s after the unban). Bounds are asserted as bounds, in their tests.
+      expect: { poll: { timeout: 10_000 } },
       projects: [
         {
           extends: true as const,

@@ -2,7 +2,10 @@
 // - openapi.ts and admin.ts: TypeScript types, by openapi-typescript (each API's output is declared in
 //   redocly.yaml under x-openapi-ts);
 // - contract.ts: the facts that code needs as values (version, servers, getPet's sunset, error codes,
-//   statuses, the request body limit, the page size bounds).
+//   statuses, the request body limit, the page size bounds);
+// - admin-contract.ts: the admin contract's bounds that a form checks before sending (the console's
+//   fields: a label's, a customer's, a search's and an audit actor's length, the limits, a rotation's grace,
+//   a key id's form).
 // With --check (and always when CI is set) nothing is written: it fails if a committed file is stale,
 // so a spec change without regenerated files cannot land.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -11,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 import { parse } from 'yaml';
-import { bundleObject, specRoot as root, specDir } from './shared.js';
+import { adminSpecRoot, bundleObject, specRoot as root, specDir } from './shared.js';
 
 const here = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const { values: args } = parseArgs({ options: { check: { type: 'boolean', default: false } } });
@@ -103,3 +106,58 @@ const body = Object.entries(contract)
   .map(([name, value]) => `export const ${name} = ${JSON.stringify(value, null, 2)} as const;\n`)
   .join('\n');
 emit(here('src/generated/contract.ts'), `${header}\n${body}`);
+
+// The admin contract's bounds, each read where the contract states it (a missing one fails the generation).
+type Bounds = {
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+};
+type AdminParameter = { name: string; in: string; schema: Bounds };
+const admin = bundleObject<{
+  paths: Record<string, Record<string, { operationId?: string; parameters?: AdminParameter[] }>>;
+  components: { schemas: Record<string, Bounds & { properties?: Record<string, Bounds> }> };
+}>(adminSpecRoot);
+const adminSchema = (name: string) => {
+  const schema = admin.components.schemas[name];
+  if (!schema) throw new Error(`admin contract: no schema ${name}`);
+  return schema;
+};
+const adminProperty = (schema: string, name: string) => {
+  const property = adminSchema(schema).properties?.[name];
+  if (!property) throw new Error(`admin contract: no ${schema}.${name}`);
+  return property;
+};
+const adminQuery = (operationId: string, name: string) => {
+  const operation = Object.values(admin.paths)
+    .flatMap((item) => Object.values(item))
+    .find((op) => op.operationId === operationId);
+  const parameter = operation?.parameters?.find((p) => p.name === name && p.in === 'query');
+  if (!parameter) throw new Error(`admin contract: no query parameter ${name} of ${operationId}`);
+  return parameter.schema;
+};
+const pick = ({ minimum, maximum, minLength, maxLength }: Bounds) => ({
+  minimum,
+  maximum,
+  minLength,
+  maxLength,
+});
+const keyIdPattern = adminQuery('listAuditEvents', 'keyId').pattern ?? '';
+const adminContract = {
+  adminLimits: {
+    label: pick(adminSchema('Label')),
+    customerId: pick(adminSchema('CustomerId')),
+    perMinute: pick(adminProperty('Limits', 'perMinute')),
+    perDay: pick(adminProperty('Limits', 'perDay')),
+    gracePeriodSeconds: pick(adminProperty('Rotation', 'gracePeriodSeconds')),
+    search: pick(adminQuery('listKeys', 'q')),
+    auditActor: pick(adminQuery('listAuditEvents', 'actor')),
+    keyId: { pattern: keyIdPattern, length: Number(/\{(\d+)\}/.exec(keyIdPattern)?.[1]) },
+  },
+};
+const adminBody = Object.entries(adminContract)
+  .map(([name, value]) => `export const ${name} = ${JSON.stringify(value, null, 2)} as const;\n`)
+  .join('\n');
+emit(here('src/generated/admin-contract.ts'), `${header.replace('openapi/', 'admin/')}\n${adminBody}`);

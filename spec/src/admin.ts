@@ -1,7 +1,9 @@
-// The admin contract as TypeScript: the types generated from admin/openapi.yaml. Browser-safe.
+// The admin contract as TypeScript: the types generated from admin/openapi.yaml, and the bounds a form
+// checks before sending (adminLimits). Browser-safe.
 import type { components } from './generated/admin.js';
 
 export type { components, operations, paths } from './generated/admin.js';
+export * from './generated/admin-contract.js';
 
 export type AdminKey = components['schemas']['Key'];
 export type CreatedAdminKey = components['schemas']['CreatedKey'];
@@ -29,3 +31,6 @@ export type AdminKeyPage = components['schemas']['KeyPage'];
 export type RotatedAdminKey = components['schemas']['RotatedKey'];
 export type KeyUsage = components['schemas']['KeyUsage'];
 export type DayUsage = components['schemas']['DayUsage'];
+export type AuditEvent = components['schemas']['AuditEvent'];
+export type AuditPage = components['schemas']['AuditPage'];
+export type KeyTerms = components['schemas']['KeyTerms'];

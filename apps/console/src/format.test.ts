@@ -1,5 +1,6 @@
+import type { AuditEvent } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
-import { addDays, everyDay, maxRangeDays, scaleTop, time, usageCsv } from './format.js';
+import { addDays, auditText, everyDay, keyState, maxRangeDays, scaleTop, time, usageCsv } from './format.js';
 
 describe('the console’s arithmetic', () => {
   it('walks UTC days across months and years', () => {
@@ -33,5 +34,74 @@ describe('the console’s arithmetic', () => {
         { date: '2026-11-27', admitted: 0, limited: 0, banned: 2 },
       ]),
     ).toBe('date,admitted,limited,banned\r\n2026-11-26,3,1,0\r\n2026-11-27,0,0,2\r\n');
+  });
+
+  it('says what an audit event changed, field by field', () => {
+    const free = {
+      plan: 'free',
+      limits: { perMinute: 60, perDay: 1000 },
+      label: 'Acme',
+      customerId: null,
+    } as const;
+    const event = (e: Partial<AuditEvent>): AuditEvent => ({
+      id: 1,
+      at: '2026-11-23T10:12:00.000Z',
+      actor: { name: 'support', token: '0123456789ab' },
+      operation: 'updateKey',
+      keyId: '3f2a9c0b1d4e',
+      requestId: 'r',
+      before: null,
+      after: null,
+      previousSecretValidUntil: null,
+      reset: null,
+      ...e,
+    });
+    expect(auditText(event({ operation: 'createKey', after: free }))).toBe(
+      'created on free (60 a minute, 1,000 a day)',
+    );
+    expect(
+      auditText(
+        event({
+          before: free,
+          after: { plan: 'pro', limits: { perMinute: 300, perDay: 10000 }, label: null, customerId: 'cus_1' },
+        }),
+      ),
+    ).toBe(
+      'changed plan free → pro; limits 60 a minute, 1,000 a day → 300 a minute, 10,000 a day; label “Acme” → none; customer none → cus_1',
+    );
+    expect(auditText(event({ before: free, after: free }))).toBe('changed nothing');
+    const kept = { ...free, expiresAt: null, disabled: false };
+    expect(
+      auditText(
+        event({ before: kept, after: { ...kept, expiresAt: '2027-01-31T00:00:00.000Z', disabled: true } }),
+      ),
+    ).toBe('changed expiry never → 2027-01-31 00:00:00 UTC; state enabled → disabled');
+    expect(auditText(event({ before: { ...kept, disabled: true }, after: kept }))).toBe(
+      'changed state disabled → enabled',
+    );
+    expect(
+      auditText(event({ operation: 'rotateKey', previousSecretValidUntil: '2026-11-24T10:12:00.000Z' })),
+    ).toBe('rotated; the old secret worked until 2026-11-24 10:12:00 UTC');
+    expect(auditText(event({ operation: 'rotateKey' }))).toBe('rotated; the old secret stopped at once');
+    expect(auditText(event({ operation: 'revokeKey' }))).toBe('revoked');
+    expect(auditText(event({ operation: 'unbanKey', reset: ['minute', 'day'] }))).toBe(
+      'unbanned, and the minute and day started over',
+    );
+    expect(auditText(event({ operation: 'unbanKey', reset: [] }))).toBe('unbanned');
+  });
+});
+
+describe('keyState', () => {
+  const now = '2026-11-28T12:00:00.000Z';
+  const key = { revokedAt: null, disabledAt: null, expiresAt: null };
+  it('says revoked, disabled, expired, about to expire (within 7 days) or active, in that order', () => {
+    expect(keyState(key, now)).toBe('active');
+    expect(keyState({ ...key, expiresAt: '2026-12-31T00:00:00.000Z' }, now)).toBe('active');
+    expect(keyState({ ...key, expiresAt: '2026-12-01T09:30:00.000Z' }, now)).toBe(
+      'expires 2026-12-01 09:30:00 UTC',
+    );
+    expect(keyState({ ...key, expiresAt: now }, now)).toBe('expired');
+    expect(keyState({ ...key, expiresAt: now, disabledAt: now }, now)).toBe('disabled');
+    expect(keyState({ ...key, disabledAt: now, revokedAt: now }, now)).toBe('revoked');
   });
 });

@@ -1,6 +1,7 @@
 // What the console shows, worked out without the DOM (tested in format.test.ts): numbers, times, UTC days,
-// the days of a usage range (the admin API leaves out days without requests), the chart's scale.
-import type { AdminKey, DayUsage } from '@animal-store/client/admin';
+// the days of a usage range (the admin API leaves out days without requests), the chart's scale, an audit
+// event in words.
+import type { AdminKey, AuditEvent, DayUsage } from '@animal-store/client/admin';
 
 /** The plans, in the admin contract's order (the type check below fails if the contract gains one). */
 export const plans = ['free', 'pro', 'business', 'enterprise'] as const;
@@ -51,8 +52,24 @@ export function scaleTop(largest: number): number {
 export const limitsText = (key: Pick<AdminKey, 'limits'>) =>
   `${count(key.limits.perMinute)} a minute, ${count(key.limits.perDay)} a day`;
 
-/** Where a key stands: revoked, or active. */
-export const keyState = (key: Pick<AdminKey, 'revokedAt'>) => (key.revokedAt === null ? 'active' : 'revoked');
+/** How long before its expiry a key's state says it is about to expire. */
+export const expiringWithinMs = 7 * 86_400_000;
+
+/**
+ * Where a key stands at `now`, in a few words: revoked, disabled, expired, about to expire (within
+ * expiringWithinMs: "expires 2026-12-01 …"), or active.
+ */
+export function keyState(
+  key: Pick<AdminKey, 'revokedAt' | 'disabledAt' | 'expiresAt'>,
+  now = new Date().toISOString(),
+): string {
+  if (key.revokedAt !== null) return 'revoked';
+  if (key.disabledAt !== null) return 'disabled';
+  if (key.expiresAt !== null && key.expiresAt <= now) return 'expired';
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) - Date.parse(now) <= expiringWithinMs)
+    return `expires ${time(key.expiresAt)}`;
+  return 'active';
+}
 
 /** A range's days as CSV (RFC 4180: a header line, CRLF line ends), for a spreadsheet or a billing check. */
 export const usageCsv = (days: DayUsage[]) =>
@@ -61,3 +78,51 @@ export const usageCsv = (days: DayUsage[]) =>
     ...days.map((d) => `${d.date},${d.admitted},${d.limited},${d.banned}`),
     '',
   ].join('\r\n');
+
+/** The operations an audit event can record, in the admin contract's order (checked against it below). */
+export const auditOperations = ['createKey', 'updateKey', 'rotateKey', 'revokeKey', 'unbanKey'] as const;
+const everyOperationListed: [Exclude<AuditEvent['operation'], (typeof auditOperations)[number]>] extends [
+  never,
+]
+  ? true
+  : false = true;
+void everyOperationListed;
+
+type Terms = NonNullable<AuditEvent['before']>;
+const quoted = (text: string | null) => (text === null ? 'none' : `“${text}”`);
+/** What an update changed, field by field: `plan free → pro`, … */
+function changes(before: Terms, after: Terms): string[] {
+  return [
+    before.plan !== after.plan && `plan ${before.plan} → ${after.plan}`,
+    limitsText(before) !== limitsText(after) && `limits ${limitsText(before)} → ${limitsText(after)}`,
+    before.label !== after.label && `label ${quoted(before.label)} → ${quoted(after.label)}`,
+    before.customerId !== after.customerId &&
+      `customer ${before.customerId ?? 'none'} → ${after.customerId ?? 'none'}`,
+    (before.expiresAt ?? null) !== (after.expiresAt ?? null) &&
+      `expiry ${time(before.expiresAt ?? null, 'never')} → ${time(after.expiresAt ?? null, 'never')}`,
+    before.disabled !== after.disabled &&
+      after.disabled !== undefined &&
+      (after.disabled ? 'state enabled → disabled' : 'state disabled → enabled'),
+  ].filter((change): change is string => typeof change === 'string');
+}
+
+/** An audit event's change in words, as the key's history shows it. */
+export function auditText(event: AuditEvent): string {
+  const { before, after } = event;
+  switch (event.operation) {
+    case 'createKey':
+      return after ? `created on ${after.plan} (${limitsText(after)})` : 'created';
+    case 'updateKey': {
+      const changed = before && after ? changes(before, after) : [];
+      return changed.length > 0 ? `changed ${changed.join('; ')}` : 'changed nothing';
+    }
+    case 'rotateKey':
+      return event.previousSecretValidUntil
+        ? `rotated; the old secret worked until ${time(event.previousSecretValidUntil)}`
+        : 'rotated; the old secret stopped at once';
+    case 'revokeKey':
+      return 'revoked';
+    case 'unbanKey':
+      return event.reset?.length ? `unbanned, and the ${event.reset.join(' and ')} started over` : 'unbanned';
+  }
+}

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { useRoute } from './route.js';
 import { adminClient, forgetToken, savedToken } from './session.js';
 import { SignedIn } from './ui.js';
+import { AuditView } from './views/audit.js';
 import { CreateKey } from './views/create-key.js';
 import { KeyList } from './views/key-list.js';
 import { KeyPage } from './views/key-page.js';
@@ -35,7 +36,11 @@ function Console() {
     [token],
   );
   const view =
-    route.view === 'key' ? `key ${route.keyId}` : route.view === 'keys' ? `keys ${route.query}` : route.view;
+    route.view === 'key'
+      ? `key ${route.keyId}`
+      : route.view === 'keys' || route.view === 'audit'
+        ? `${route.view} ${route.query}`
+        : route.view;
   // A new view (or a form made again) takes the focus from where a person left it: the view's heading gets
   // it, not the top of the page, so the next Tab goes on in the view. Focus still on the page stays, and a
   // page just loaded starts at its top (the skip button first).
@@ -58,6 +63,7 @@ function Console() {
         <nav aria-label="Console">
           <a href="#/keys">Keys</a>
           <a href="#/new">New key</a>
+          <a href="#/audit">Audit</a>
           <a href="../docs">Admin API reference</a>
         </nav>
         <button type="button" onClick={() => signed.signOut('Signed out.')}>
@@ -69,6 +75,7 @@ function Console() {
         {/* One page per key: another key's page starts empty, never showing the last one's facts. */}
         {route.view === 'key' && <KeyPage key={route.keyId} keyId={route.keyId} />}
         {route.view === 'new' && <CreateKey />}
+        {route.view === 'audit' && <AuditView query={route.query} />}
       </main>
     </SignedIn.Provider>
   );

@@ -5,6 +5,7 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { createAdminApp } from './admin/app.js';
+import { pruneAuditEvents } from './admin/audit.js';
 import { createApp, serviceMetrics } from './api/app.js';
 import type { Config } from './config.js';
 import { loadContract, type OpenApiDocument } from './contract.js';
@@ -51,6 +52,7 @@ export async function composeService(
           keys: traced(backend.store.keys, 'sqlite.keys'),
           idempotency: traced(backend.store.idempotency, 'sqlite.idempotency'),
           usage: traced(backend.store.usage, 'sqlite.usage'),
+          audit: traced(backend.store.audit, 'sqlite.audit'),
         }
       : backend.store;
   const counters = tracing ? traced(backend.counters, 'counters') : backend.counters;
@@ -89,6 +91,7 @@ export async function composeService(
     tracing,
     ...(hooks.onContractViolation && { onContractViolation: hooks.onContractViolation }),
   });
+  if (config.admin) stops.onStop(pruneAuditEvents(store.audit, config.auditRetentionDays));
   const adminApp =
     config.admin &&
     createAdminApp({

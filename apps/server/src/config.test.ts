@@ -32,6 +32,7 @@ describe('loadConfig', () => {
       workers: 1,
       admin: undefined,
       usageRetentionDays: 400,
+      auditRetentionDays: 400,
     });
   });
 
@@ -132,7 +133,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: ` ${token}, ${token}x ` }).admin).toEqual({
       port: 0,
       host: '127.0.0.1',
-      tokens: [token, `${token}x`],
+      tokens: [{ token }, { token: `${token}x` }],
       perMinute: 600,
     });
     expect(
@@ -145,9 +146,19 @@ describe('loadConfig', () => {
     ).toEqual({
       port: 3001,
       host: '0.0.0.0',
-      tokens: [token],
+      tokens: [{ token }],
       perMinute: 5,
     });
+    // Named for the audit trail: `name:token`, a name of letters, digits, `.`, `_` and `-`.
+    expect(
+      loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `billing:${token}, ${token}x` }).admin?.tokens,
+    ).toEqual([{ name: 'billing', token }, { token: `${token}x` }]);
+    expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `billing:short` })).toThrow(
+      'ADMIN_TOKENS (the first entry): each token must be at least 32 characters',
+    );
+    expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `ops:${token},ops:${token}x` })).toThrow(
+      'ADMIN_TOKENS: the name ops is given twice',
+    );
     expect(() => loadConfig({ ADMIN_PORT: '3001' })).toThrow(/ADMIN_TOKENS: required when ADMIN_PORT is set/);
     expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: `${token},short` })).toThrow(
       'ADMIN_TOKENS (the second entry): each token must be at least 32 characters',

@@ -93,7 +93,8 @@ const schema = z.object({
   // The admin API (keys, plans, usage) on a listener of its own: none unless ADMIN_PORT is set.
   ADMIN_PORT: wholeNumber(0, 65_535).optional(),
   ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
-  // The admin API's bearer tokens: a comma list (two at once while rotating), each at least 32 characters.
+  // The admin API's bearer tokens: a comma list (two at once while rotating), each at least 32 characters,
+  // each named for the audit trail as `name:token` (a token without a name is named by its fingerprint).
   ADMIN_TOKENS: z
     .string()
     .optional()
@@ -104,16 +105,35 @@ const schema = z.object({
         .filter(Boolean),
     )
     .pipe(
-      z.array(
-        z
-          .string()
-          .min(32, 'each token must be at least 32 characters')
-          .regex(/^[!-~]+$/, 'tokens are printable ASCII without spaces'),
-      ),
+      z
+        .array(
+          z
+            .string()
+            .transform((entry) => {
+              const named = /^([A-Za-z0-9._-]{1,64}):(.*)$/.exec(entry);
+              return named ? { name: named[1], token: named[2] as string } : { token: entry };
+            })
+            .pipe(
+              z.object({
+                name: z.string().optional(),
+                token: z
+                  .string()
+                  .min(32, 'each token must be at least 32 characters')
+                  .regex(/^[!-~]+$/, 'tokens are printable ASCII without spaces'),
+              }),
+            ),
+        )
+        .superRefine((tokens, context) => {
+          const names = tokens.map((t) => t.name).filter((name) => name !== undefined);
+          const twice = names.find((name, i) => names.indexOf(name) !== i);
+          if (twice) context.addIssue({ code: 'custom', message: `the name ${twice} is given twice` });
+        }),
     ),
   ADMIN_RATE_LIMIT_PER_MINUTE: integer(600, 1, 1_000_000),
   // Days of usage (per key and UTC day) kept in the store.
   USAGE_RETENTION_DAYS: integer(400, 1, 36_500),
+  // Days of admin audit events kept in the store.
+  AUDIT_RETENTION_DAYS: integer(400, 1, 36_500),
   // Browser origins allowed by CORS: a comma list of origins, `*`, or empty (off, the default).
   CORS_ORIGINS: z
     .string()
@@ -192,9 +212,13 @@ export type Config = {
   admin: AdminConfig | undefined;
   /** Days of usage kept in the store. */
   usageRetentionDays: number;
+  /** Days of admin audit events kept in the store. */
+  auditRetentionDays: number;
 };
 
-export type AdminConfig = { port: number; host: string; tokens: string[]; perMinute: number };
+/** An admin token and the name the audit trail gives whoever holds it (absent: named by its fingerprint). */
+export type AdminToken = { name?: string | undefined; token: string };
+export type AdminConfig = { port: number; host: string; tokens: AdminToken[]; perMinute: number };
 
 export type RedisConfig = { address: RedisAddress; keyPrefix: string; commandTimeoutMs: number };
 
@@ -263,7 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.ADMIN_PORT !== undefined && e.ADMIN_TOKENS.length === 0) {
     throw new ConfigError(
       invalid(
-        'ADMIN_TOKENS: required when ADMIN_PORT is set (a comma list of tokens of at least 32 characters, e.g. from `openssl rand -hex 32`)',
+        'ADMIN_TOKENS: required when ADMIN_PORT is set (a comma list of tokens of at least 32 characters, each as name:token, e.g. billing:$(openssl rand -hex 32))',
       ),
     );
   }
@@ -319,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
             perMinute: e.ADMIN_RATE_LIMIT_PER_MINUTE,
           },
     usageRetentionDays: e.USAGE_RETENTION_DAYS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
 }
 

@@ -73,8 +73,14 @@ function toOriginForm(req: IncomingMessage): void {
 
 const inFlight = Symbol('requests in flight on this connection');
 const served = Symbol('requests received on this connection');
+const lastDone = Symbol('when the last answer on this connection was sent (ms)');
 const silence = Symbol('closes the connection if no request head arrives');
-type CountedSocket = Socket & { [inFlight]?: number; [served]?: number; [silence]?: NodeJS.Timeout };
+type CountedSocket = Socket & {
+  [inFlight]?: number;
+  [served]?: number;
+  [lastDone]?: number;
+  [silence]?: NodeJS.Timeout;
+};
 
 /** What drain() needs of a server made by createServer. */
 type DrainableServer = Server & { [draining]?: true; [connections]?: Set<CountedSocket> };
@@ -111,6 +117,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     }
     whenDone(res, () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
+      socket[lastDone] = performance.now();
     });
     if ((socket[inFlight] ?? 0) > limits.maxPipelinedRequests) {
       logger.warn({ remoteAddress: socket.remoteAddress }, 'too many pipelined requests: connection dropped');
@@ -195,15 +202,24 @@ export const openConnections = (server: Server): number =>
 export const acceptWindowMs = 500;
 
 /**
+ * While draining, how long a kept-alive connection must have sat idle before it is closed. A client
+ * that reuses a connection the moment the server closes it meets a reset, and cannot know whether its
+ * request was read (a POST's outcome unknown): so a connection in use is left to carry its next request,
+ * answered with `Connection: close`, and only one its client has left alone this long is closed.
+ */
+export const idleBeforeCloseMs = 1_000;
+
+/**
  * Graceful shutdown, written once for every process that serves: after the accept window, stop
- * accepting; close the keep-alive connections that sit idle between requests; answer every request
- * already received or still arriving on an open connection, each with `Connection: close`; after
- * `graceMs`, cut what is left. Resolves when every connection is closed.
+ * accepting; answer every request already received or still arriving on an open connection, each with
+ * `Connection: close`; close each kept-alive connection once it has sat idle between requests for
+ * idleBeforeCloseMs; after `graceMs`, cut what is left. Resolves when every connection is closed.
  *
- * Not `server.close()`: since Node 19 it also closes every connection without a request in progress,
- * including fresh ones whose request is already in the socket's buffer, unread, and the kernel answers
- * those clients with a reset. Here a fresh connection keeps its chance to send its request (bounded by
- * the headers timeout, see createServer).
+ * Not `server.close()`: since Node 19 it also closes every connection without a request in progress at
+ * once, including fresh ones whose request is already in the socket's buffer, unread (the kernel answers
+ * those clients with a reset), and kept-alive ones a client is reusing that very moment (a reset too).
+ * Here a fresh connection keeps its chance to send its request (bounded by the headers timeout, see
+ * createServer), and a busy one its next request.
  */
 export async function drain(server: Server, graceMs: number): Promise<void> {
   const drainable = server as DrainableServer;
@@ -218,10 +234,17 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => {
     NetServer.prototype.close.call(server, () => resolve());
   });
-  for (const socket of drainable[connections] ?? []) {
-    if ((socket[served] ?? 0) > 0 && !socket[inFlight]) socket.end(); // idle between requests
-  }
+  const closeIdle = () => {
+    const now = performance.now();
+    for (const socket of drainable[connections] ?? []) {
+      const idle = (socket[served] ?? 0) > 0 && !socket[inFlight];
+      if (idle && !socket.writableEnded && now - (socket[lastDone] ?? 0) >= idleBeforeCloseMs) socket.end();
+    }
+  };
+  closeIdle();
+  const sweep = setInterval(closeIdle, 100);
   const cut = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
+  clearInterval(sweep);
   clearTimeout(cut);
 }

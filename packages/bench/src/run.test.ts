@@ -1,5 +1,6 @@
-// The bench's command line (run.ts), as a user meets it: --help, and a mistyped option.
-import { spawnSync } from 'node:child_process';
+// The bench's command line (run.ts), as a user meets it: --help, a mistyped option, and --against.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
@@ -12,7 +13,15 @@ const slowStart = { timeout: 60_000 };
 it.each(['--help', '-h'])('%s prints every option and measures nothing', slowStart, (flag) => {
   const { status, stdout, stderr } = bench(flag);
   expect(status).toBe(0);
-  for (const option of ['--duration', '--connections', '--rounds', '--scenario', '--backend', '--profile'])
+  for (const option of [
+    '--duration',
+    '--connections',
+    '--rounds',
+    '--scenario',
+    '--backend',
+    '--profile',
+    '--against',
+  ])
     expect(stdout).toContain(option);
   expect(stderr).toBe('');
 });
@@ -24,4 +33,57 @@ it('an unknown option is one line naming it, the usage, and exit 2, without a st
   expect(stderr).toContain('Usage: pnpm bench');
   expect(stderr).not.toMatch(/\n\s+at /);
   expect(stdout).toBe('');
+});
+
+it(
+  '--against a ref that names no commit is one line and exit 2, before anything is built or started',
+  slowStart,
+  () => {
+    const { status, stderr, stdout } = bench('--against', 'no-such-ref-anywhere');
+    expect(status).toBe(2);
+    expect(stderr).toBe(
+      'pnpm bench: --against no-such-ref-anywhere: neither a release of docs/releasing.md nor a commit of this clone\n',
+    );
+    expect(stdout).toBe('');
+  },
+);
+
+it('--against HEAD builds that commit apart, seeds its own store through its keys command and API, and prints this tree / it per scenario', {
+  timeout: 900_000,
+}, () => {
+  const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+  const { status, stdout, stderr } = bench(
+    '--against',
+    'HEAD',
+    '--duration',
+    '1',
+    '--scenario',
+    '/v1/pets/{id}',
+    '--rounds',
+    '2',
+  );
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(status).toBe(0);
+  // One row: the single pet (id 500: the seed reached it), both answered with no error; the ratio is the
+  // median of the two rounds' own, within their range.
+  const row = stdout
+    .split('\n')
+    .find((line) =>
+      /^\| GET \/v1\/pets\/\{id\} \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d–\d+\.\d\d \|/.test(line),
+    );
+  expect(stdout).toContain(
+    '| scenario | this tree req/s | HEAD req/s | this tree / HEAD | lowest–highest round |',
+  );
+  expect(row).toBeDefined();
+  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
+  const report = JSON.parse(readFileSync(written, 'utf8'));
+  rmSync(written);
+  expect(report.against).toEqual({ ref: 'HEAD', commit: head });
+  const measured = report.rows[0].measured;
+  expect(measured.HEAD.reqPerSec).toBeGreaterThan(0);
+  expect([measured.HEAD.non2xx, measured.HEAD.errors, measured.server.non2xx]).toEqual([0, 0, 0]);
+  const { reqPerSec, reqPerSecRange } = report.rows[0].againstRatio;
+  expect(reqPerSec).toBeGreaterThanOrEqual(reqPerSecRange[0]);
+  expect(reqPerSec).toBeLessThanOrEqual(reqPerSecRange[1]);
+  expect(reqPerSecRange[0]).toBeGreaterThan(0);
 });

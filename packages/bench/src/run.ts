@@ -25,6 +25,7 @@ import { openBackend, openSqliteStore, type Store, UsageMeter, usageFlushMs } fr
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { pino } from 'pino';
+import { commitOf, earlierServer, seedThroughApi } from './against.js';
 import { benchRedis } from './private-redis.js';
 import { summarise } from './profile-summary.js';
 import { root, serverFlags, serverMain } from './server-command.js';
@@ -36,7 +37,9 @@ const usage = `Usage: pnpm bench [options]
   --rounds <n>          rounds of every contestant in turn; figures are medians (default 1)
   --scenario <text>     keep the scenarios whose name contains it (repeatable)
   --backend <engine>    postgres or postgres+redis, measured beside SQLite (repeatable)
-  --profile             run the server under --cpu-prof, with a summary beside each profile
+  --profile             run the server (and the --against one) under --cpu-prof, with a summary beside each
+  --against <ref>       also the server of an earlier commit (a release, as 2.0.0, or any git ref), built
+                        in a temporary folder, in the same rounds; prints this tree / that one
   -h, --help            this text
 
 Results: the tables printed, and bench-results/<timestamp>.json. What each figure means: docs/performance.md.
@@ -53,6 +56,7 @@ function options() {
         profile: { type: 'boolean', default: false },
         backend: { type: 'string', multiple: true, default: [] },
         scenario: { type: 'string', multiple: true, default: [] },
+        against: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     }).values;
@@ -65,6 +69,17 @@ const values = options();
 if (values.help) {
   process.stdout.write(usage);
   process.exit(0);
+}
+/** --against: the commit it names, built before anything is started. */
+const against = values.against;
+let againstCommit: ReturnType<typeof commitOf> | undefined;
+let earlier: ReturnType<typeof earlierServer> | undefined;
+try {
+  againstCommit = against === undefined ? undefined : commitOf(against);
+  earlier = againstCommit && earlierServer(against as string, againstCommit);
+} catch (error) {
+  process.stderr.write(`pnpm bench: ${(error as Error).message}\n`);
+  process.exit(2);
 }
 const only = values.scenario as string[];
 const backends = values.backend as string[];
@@ -110,13 +125,16 @@ async function postgresTransactions(): Promise<number> {
 // The store: 1,000 pets and one enterprise key with limits far above what the load can reach.
 const dir = mkdtempSync(join(tmpdir(), 'animal-store-bench-'));
 const databasePath = join(dir, 'bench.db');
+const statuses = ['available', 'pending', 'sold'] as const;
+/** The pets every store is seeded with (ids 1 to 1,000 in a new store). */
+const pets = Array.from({ length: 1000 }, (_, i) => ({
+  name: `Pet ${i}`,
+  categoryId: 1 + (i % 10),
+  status: statuses[i % 3] as 'available',
+}));
 /** Seeds a store with the pets and one key (the same secret on every store, so one header serves all). */
 async function seed(store: Store, keyFrom?: string): Promise<string> {
-  const statuses = ['available', 'pending', 'sold'] as const;
-  for (let i = 0; i < 1000; i++) {
-    const status = statuses[i % 3] as 'available';
-    await store.pets.create({ name: `Pet ${i}`, categoryId: 1 + (i % 10), status }, () => {});
-  }
+  for (const pet of pets) await store.pets.create(pet, () => {});
   const { key } = await store.keys.create({
     plan: 'enterprise',
     quota: { perMinute: 1e12, perDay: 1e12 },
@@ -226,6 +244,17 @@ const extra: Target[] = [
     OTEL_TRACES_SAMPLER_ARG: '0.1',
   }),
 ];
+// --against: the earlier commit's server on a store of its own, seeded alike through its keys command and API.
+if (against !== undefined && earlier) {
+  const databaseUrl = join(dir, 'against.db');
+  headersOf.set(against, `Bearer ${earlier.key(databaseUrl)}`);
+  const target = await start(against, earlier.args(profile), { DATABASE_URL: databaseUrl });
+  await seedThroughApi(target.url, headersOf.get(against) as string, pets);
+  extra.push(target);
+}
+// Measured right after this tree's server in every round, so that the machine's drift between the two (a
+// shared VM's steal comes and goes over tens of seconds) is the least it can be; the ratio is the median of
+// the rounds' own ratios.
 /** The server with WORKERS=2 on PostgreSQL + Redis: each worker takes its own leases and pings Redis. */
 const redisWorkers = 'postgres+redis WORKERS=2';
 for (const b of backends) {
@@ -281,7 +310,17 @@ type Measure = {
   redisCommandsPerSecond?: number;
   postgresTransactionsPerRequest?: number;
 };
-const rows: { scenario: string; measured: Record<string, Measure> }[] = [];
+const rows: {
+  scenario: string;
+  measured: Record<string, Measure>;
+  /** --against: this tree / that commit, the median of each round's ratio (req/s; CPU per request). */
+  againstRatio?: { reqPerSec: number; cpuUsPerRequest: number; reqPerSecRange: [number, number] };
+}[] = [];
+/** Every target, in the order a round drives them: the --against server right after this tree's. */
+const inOrder = () => {
+  const paired = extra.filter((e) => e.name === against);
+  return [server, ...paired, ...peers, bare, floor, ...extra.filter((e) => e.name !== against)];
+};
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
@@ -319,7 +358,7 @@ let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
   const runs = new Map<string, Measure[]>();
   for (let round = 0; round < rounds; round++) {
-    for (const target of [server, ...peers, bare, floor, ...extra]) {
+    for (const target of inOrder()) {
       const onRedis = target.name.startsWith('postgres+redis');
       const onPostgres = target.name.startsWith('postgres');
       if (onRedis) redis?.cli('CONFIG', 'RESETSTAT');
@@ -360,10 +399,25 @@ for (const scenario of scenarios) {
   if (scenario.name.startsWith('GET /v1/pets?')) {
     peakRssUnderListLoad = Math.max(peakRssUnderListLoad, peakRssMb(server.child.pid as number));
   }
-  rows.push({ scenario: scenario.name, measured });
+  const ratiosOf = (figure: (x: Measure) => number) => {
+    const [now, then] = [runs.get('server') ?? [], runs.get(against as string) ?? []];
+    return now.map((x, i) => figure(x) / figure(then[i] as Measure));
+  };
+  const throughput = ratiosOf((x) => x.reqPerSec);
+  rows.push({
+    scenario: scenario.name,
+    measured,
+    ...(against !== undefined && {
+      againstRatio: {
+        reqPerSec: median(throughput),
+        reqPerSecRange: [Math.min(...throughput), Math.max(...throughput)],
+        cpuUsPerRequest: median(ratiosOf((x) => x.cpuUsPerRequest)),
+      },
+    }),
+  });
 }
 
-for (const target of [server, ...peers, bare, floor, ...extra]) {
+for (const target of inOrder()) {
   target.child.kill('SIGTERM');
   await new Promise((r) => target.child.once('exit', r));
 }
@@ -455,6 +509,18 @@ const lines = [
     const [off, on, tenth] = ['server', 'traced', 'traced 10 %'].map((n) => m(row, n).cpuUsPerRequest);
     return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
   }),
+  ...(against !== undefined
+    ? [
+        '',
+        `| scenario | this tree req/s | ${against} req/s | this tree / ${against} | lowest–highest round | CPU µs/req this tree / ${against} | CPU ${against} / this tree |`,
+        '|---|---|---|---|---|---|---|',
+        ...rows.map((row) => {
+          const [now, then] = [m(row, 'server'), m(row, against)];
+          const ratio = row.againstRatio as NonNullable<typeof row.againstRatio>;
+          return `| ${row.scenario} | ${fixed(now.reqPerSec)} | ${fixed(then.reqPerSec)} | ${fixed(ratio.reqPerSec, 2)} | ${ratio.reqPerSecRange.map((r) => fixed(r, 2)).join('–')} | ${fixed(now.cpuUsPerRequest)} / ${fixed(then.cpuUsPerRequest)} | ${fixed(1 / ratio.cpuUsPerRequest, 2)} |`;
+        }),
+      ]
+    : []),
   ...(backends.length
     ? [
         '',
@@ -496,6 +562,7 @@ const report = {
     node: process.version,
   },
   options: { connections, duration, rounds },
+  ...(earlier && { against: { ref: against, commit: againstCommit?.commit } }),
   rows,
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,

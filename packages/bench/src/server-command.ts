@@ -1,14 +1,17 @@
-// How the benches start the real server: the built tree's main and Node's flags as `pnpm start` gives them.
+// How the benches start the real server: the built tree's main and Node's flags as `pnpm start` gives them,
+// for this tree or an earlier one built beside it (`pnpm bench --against`).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's root. */
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
-export const serverMain = join(root, 'apps/server/dist/main.js');
-/** Node's flags for the server, as its bin gives them on its first line (`pnpm start` runs the bin). */
-export const serverFlags = (
-  readFileSync(join(root, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? ''
-)
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+/** The server's main in the tree at `tree`. */
+export const mainOf = (tree: string) => join(tree, 'apps/server/dist/main.js');
+/** Node's flags for the server of the tree at `tree`, as its bin gives them on its first line. */
+export const flagsOf = (tree: string) =>
+  (readFileSync(join(tree, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? '')
+    .split(/\s+/)
+    .filter((word) => word.startsWith('--'));
+export const serverMain = mainOf(root);
+export const serverFlags = flagsOf(root);

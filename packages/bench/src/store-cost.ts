@@ -11,6 +11,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { openBackend, type Plan, planQuotas } from '@animal-store/server';
 import { Redis } from 'ioredis';
@@ -25,7 +26,7 @@ const usage = `Usage: pnpm bench:store-cost [options]
   --duration <s>        seconds each run is counted, after its warm-up (default 30)
   --warmup <s>          seconds each run is driven before counting (default 10)
   --instances <n>       server instances sharing the store (repeatable; default 1 and 4)
-  --shape <text>        keep the shapes whose name contains it (repeatable): busy, 200 keys, 10,000 keys
+  --shape <text>        keep the shapes whose name contains it (repeatable, any of them): busy, 200 keys, 10,000 keys
   -h, --help            this text
 
 Results: the table printed, and bench-results/store-cost-<timestamp>.json. What each figure means:
@@ -80,7 +81,14 @@ const shapes = (
     { name: '200 keys at 5/s', keys: 200, plan: 'business', perSecond: 5 },
     { name: '10,000 keys at 0.1/s', keys: 10_000, plan: 'free', perSecond: 0.1 },
   ] satisfies Shape[]
-).filter((s) => (values.shape as string[]).every((text) => s.name.includes(text)));
+).filter((s) => {
+  const asked = values.shape as string[];
+  return asked.length === 0 || asked.some((text) => s.name.includes(text));
+});
+if (shapes.length === 0) {
+  process.stderr.write(`pnpm bench:store-cost: --shape ${values.shape}: no shape's name contains it\n`);
+  process.exit(2);
+}
 /** A key's quota: its plan's, and for the busy key (enterprise) limits its traffic never reaches. */
 const quotaOf = (plan: Plan) =>
   plan === 'enterprise' ? { perMinute: 1e12, perDay: 1e12 } : planQuotas[plan];
@@ -214,29 +222,60 @@ function commandsByName(): Map<string, number> {
   const stats = redis.cli('INFO', 'commandstats') ?? '';
   const byName = new Map<string, number>();
   for (const [, name, calls] of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    if (!['info', 'config|resetstat', 'monitor'].includes(name as string))
+    if (!['info', 'config|resetstat', 'monitor', 'echo'].includes(name as string))
       byName.set(name as string, Number(calls));
   }
   return byName;
 }
 
-/** Counts round trips while it runs: commands clients sent (not a script's own), a MULTI … EXEC once. */
+/**
+ * Counts round trips while it runs: commands clients sent (not a script's own), a MULTI … EXEC once. Read
+ * from `redis-cli MONITOR`'s lines (parsed here: no library reads them), not ioredis's monitor(): a line
+ * that arrives with MONITOR's own answer, before ioredis has switched to monitoring, is taken for an
+ * answer to a command and ends the process ("Command queue state error", redis/ioredis#1981), which a busy
+ * machine made happen. `stop` sends a marker and counts up to it, so that every command sent before is read.
+ */
 async function roundTrips() {
-  const client = new Redis(redis.url);
-  const monitor = await client.monitor();
+  const monitor = spawn('redis-cli', ['-u', redis.url, 'MONITOR'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const lines = createInterface({ input: monitor.stdout as NonNullable<typeof monitor.stdout> });
+  const marker = `round-trips-end-${process.pid}`;
   let trips = 0;
   const inMulti = new Set<string>();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    const command = args[0]?.toLowerCase();
-    if (source === 'lua') return;
+  let listening: () => void = () => {};
+  let ended: () => void = () => {};
+  const listeningNow = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
+  const endedNow = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  lines.on('line', (line) => {
+    if (line === 'OK') {
+      listening();
+      return;
+    }
+    // 1795863096.460176 [0 127.0.0.1:43774] "exists" "…", or [0 lua] for a script's own command
+    const [, source, name, first] = /^\S+ \[\d+ ([^\]]+)\] "([^"]*)"(?: "([^"]*)")?/.exec(line) ?? [];
+    if (!source || source === 'lua') return;
+    const command = name?.toLowerCase();
+    if (command === 'echo' && first === marker) {
+      ended();
+      return;
+    }
     if (command === 'multi') inMulti.add(source);
     else if (command === 'exec') inMulti.delete(source);
     if (!inMulti.has(source) || command === 'multi') trips++;
   });
+  monitor.once('exit', () => {
+    listening();
+    ended();
+  });
+  await listeningNow;
   return {
-    stop() {
-      monitor.disconnect();
-      client.disconnect();
+    async stop() {
+      redis.cli('ECHO', marker);
+      await Promise.race([endedNow, new Promise((r) => setTimeout(r, 5_000))]);
+      monitor.kill();
       return trips;
     },
   };
@@ -262,7 +301,7 @@ async function counted(what: string, traffic: (ms: number) => Promise<Driven>): 
   const started = performance.now();
   const driven = await traffic(durationMs);
   const wallMs = performance.now() - started;
-  const roundTripCount = trips.stop();
+  const roundTripCount = await trips.stop();
   const byName = commandsByName();
   const all = [...byName.values()].reduce((a, b) => a + b, 0);
   const ofUpkeep = [...byName].filter(([name]) => upkeep.has(name)).reduce((a, [, n]) => a + n, 0);

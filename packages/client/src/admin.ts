@@ -10,6 +10,7 @@ import type {
   AdminKey,
   AdminKeyPage,
   AdminKeyUpdate,
+  AuditPage,
   KeyUsage,
   NewAdminKey,
   operations,
@@ -25,11 +26,15 @@ export type {
   AdminKey,
   AdminKeyPage,
   AdminKeyUpdate,
+  AuditEvent,
+  AuditPage,
   DayUsage,
   KeyUsage,
   NewAdminKey,
   RotatedAdminKey,
 } from './generated/spec/admin.js';
+/** The admin contract's bounds, as values (a label's length, the limits, a grace…), for forms. */
+export { adminLimits } from './generated/spec/admin.js';
 export type { RetryEvent, RetryOptions, RetryReason } from './retry.js';
 
 export type AdminClientOptions = {
@@ -47,6 +52,8 @@ export type AdminClientOptions = {
 
 /** listKeys' query, as the admin contract defines it. */
 export type ListKeysQuery = NonNullable<operations['listKeys']['parameters']['query']>;
+/** listAuditEvents' filters and page: by key, by admin token name, by operation. */
+export type AuditQuery = NonNullable<operations['listAuditEvents']['parameters']['query']>;
 /** getKeyUsage's range of UTC days (`YYYY-MM-DD`; both default to today). */
 export type UsageRange = NonNullable<operations['getKeyUsage']['parameters']['query']>;
 /** A window that unbanKey can start over: `minute` or `day`. */
@@ -151,6 +158,10 @@ export function createAdminClient(options: AdminClientOptions) {
         });
         if (!response.ok) fail(response, error);
       });
+    },
+    /** One page of the audit trail, newest first; `nextCursor` names the next (older) page. */
+    async listAuditEvents(query: AuditQuery = {}, options?: CallOptions): Promise<AuditPage> {
+      return dataOf(options, (init) => api.GET('/audit-events', { params: { query }, ...init }));
     },
     /** The key's running windows, its ban, and its requests per UTC day in `range`. */
     async getKeyUsage(keyId: string, range: UsageRange = {}, options?: CallOptions): Promise<KeyUsage> {

@@ -40,6 +40,8 @@ describe('the admin client against prism mock', () => {
     // reset as the contract serializes it (reset=minute,day), checked by Prism against the contract.
     await expect(admin.unbanKey('3f2a9c0b1d4e', { reset: ['minute', 'day'] })).resolves.toBeUndefined();
     expect((await admin.getKeyUsage('3f2a9c0b1d4e', { from: '2026-11-01' })).days[0]?.admitted).toBe(873);
+    const trail = await admin.listAuditEvents({ keyId: '3f2a9c0b1d4e', actor: 'billing' });
+    expect(trail.events[0]).toMatchObject({ operation: 'updateKey', actor: { name: 'billing' } });
   });
 
   it('a replayed create is told apart from a new key (no secret)', async () => {
@@ -75,7 +77,7 @@ describe("the server's admin listener behind prism proxy", () => {
   beforeAll(async () => {
     upstream = await server(tempDatabase(), {
       ADMIN_PORT: '0',
-      ADMIN_TOKENS: token,
+      ADMIN_TOKENS: `billing:${token}`,
       RATE_LIMIT_BAN_THRESHOLD: '1',
     });
     proxy = await prismProxy(`${upstream.adminUrl}/admin/v1`, contracts.admin);
@@ -137,6 +139,9 @@ describe("the server's admin listener behind prism proxy", () => {
     await send('rotateKey 200', `/keys/${id}/rotate`, post({ gracePeriodSeconds: 5 }));
     await send('revokeKey 200', `/keys/${id}/revoke`, { method: 'POST' });
     await send('rotateKey 404', `/keys/${id}/rotate`, { method: 'POST' });
+    const trail = await send('listAuditEvents 200', `/audit-events?keyId=${id}&actor=billing&limit=3`);
+    await send('listAuditEvents 200 (next page)', `/audit-events?cursor=${trail.nextCursor}`);
+    await send('listAuditEvents 400', '/audit-events?operation=deleteKey');
     expect(results.filter((r) => r.violations !== null)).toEqual([]);
     expect(results.map((r) => `${r.step}`.split(' ')[1] === String(r.status) || r)).toEqual(
       results.map(() => true),

@@ -42,7 +42,10 @@ process.stdout.write(JSON.stringify({ created, count: pets.length, code, product
 `;
 
 describe('the packed client in a fresh project', () => {
-  it('installs alone from its tarball, type-checks strictly, and talks to a live server', async () => {
+  // npm's install from the registry and a strict tsc: minutes on a machine running a second suite beside.
+  it('installs alone from its tarball, type-checks strictly, and talks to a live server', {
+    timeout: 300_000,
+  }, async () => {
     await run('pnpm', ['pack', '--pack-destination', project], { cwd: workspace('packages/client') });
     const tarballs = readdirSync(project).filter((f) => f.endsWith('.tgz'));
     expect(tarballs).toHaveLength(1);

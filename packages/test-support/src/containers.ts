@@ -32,3 +32,48 @@ export async function standInNodeImage(image: string): Promise<void> {
     maxBuffer: 64 * 1024 * 1024,
   });
 }
+
+/** The local Debian root the service stand-ins are built on (containers/stand-in/debian-base.sh). */
+const standInBase = 'localhost/animal-store-stand-in/debian:bookworm';
+
+/**
+ * The official images compose.yaml names for its services, each with the stand-in that takes its name
+ * here (containers/stand-in/<name>.Containerfile: Debian's package of the same version behind the
+ * official image's interface, as far as compose.yaml uses it).
+ */
+export const serviceImages = {
+  postgres: 'docker.io/library/postgres:15-bookworm',
+  redis: 'docker.io/library/redis:7.0-bookworm',
+  nginx: 'docker.io/library/nginx:1.22',
+} as const;
+
+/**
+ * Makes every image of serviceImages exist locally: a stand-in built from Debian's packages when no image
+ * of that name is there yet (once per machine: a few minutes the first time).
+ */
+export async function standInServiceImages(): Promise<void> {
+  const options = { env: podmanEnv(), maxBuffer: 64 * 1024 * 1024 };
+  await run('sh', [here('stand-in/debian-base.sh'), standInBase], options);
+  for (const [name, image] of Object.entries(serviceImages)) {
+    if (
+      await podman('image', 'exists', image).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
+    await podman(
+      'build',
+      '--pull=never',
+      '--format',
+      'docker',
+      '--build-arg',
+      `BASE=${standInBase}`,
+      '-f',
+      here(`stand-in/${name}.Containerfile`),
+      '-t',
+      image,
+      here('stand-in'),
+    );
+  }
+}

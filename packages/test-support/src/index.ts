@@ -1,5 +1,6 @@
 // Helpers shared by the test suites; each started thing is always stopped by its caller.
 
+export * from './built-commit.js';
 export * from './containers.js';
 export * from './server.js';
 export * from './spawn.js';

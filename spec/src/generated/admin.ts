@@ -189,6 +189,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description The changes made through the admin API, newest first, a page at a time: every create, update,
+         *     rotation, revocation and unban, with the admin token that made it (by name), from the store, so every
+         *     instance answers the same. Filtered by key, by token name and by operation. Events older than
+         *     `AUDIT_RETENTION_DAYS` (default 400) are deleted. A change whose event could not be stored (the store
+         *     failed between the two) is still in the log (`"msg":"admin change"`), with an error line saying so.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -228,6 +252,24 @@ export interface components {
              * @description The last request with the key, recorded at most once a minute per instance.
              */
             lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops opening the API (`401` with code `key_expired` from then on, on every instance at
+             *     once); `null`: never. Set on create or update, moved or cleared by an update.
+             */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description Since when the key is disabled (`401` with code `key_disabled`, on every instance within 5 seconds);
+             *     `null`: enabled. An update with `disabled` sets or clears it: unlike a revocation, it can be undone.
+             */
+            disabledAt: string | null;
+            /**
+             * Format: date-time
+             * @description After a rotation with a grace period: until when the previous secret still opens the key; `null`
+             *     when no previous secret does (no rotation, no grace, or the grace has ended).
+             */
+            previousSecretValidUntil: string | null;
         };
         /**
          * @description A page of keys; `nextCursor` names the next page, or is `null` on the last; `total` counts the keys the
@@ -291,12 +333,20 @@ export interface components {
             /** @description The HTTP status code of the response. */
             status: number;
         };
-        /** @description A key to create. `limits` for enterprise keys only, and required there. */
+        /**
+         * @description A key to create. `limits` for enterprise keys only, and required there. `expiresAt`, when given, must be
+         *     in the future (a `400` naming `body.expiresAt` otherwise).
+         */
         NewKey: {
             plan: components["schemas"]["Plan"];
             limits?: components["schemas"]["Limits"];
             label?: components["schemas"]["Label"];
             customerId?: components["schemas"]["CustomerId"];
+            /**
+             * Format: date-time
+             * @description When the key stops opening the API; absent, it never does.
+             */
+            expiresAt?: string;
         };
         /** @description The API key to send as `Authorization: Bearer <secret>`; the service keeps only its hash. */
         Secret: string;
@@ -305,12 +355,19 @@ export interface components {
             key: components["schemas"]["Key"];
             secret: components["schemas"]["Secret"];
         };
-        /** @description What to change; at least one field. `null` clears `label` or `customerId`. */
+        /**
+         * @description What to change; at least one field. `null` clears `label`, `customerId` or `expiresAt`. A new `expiresAt`
+         *     must be in the future (a `400` naming `body.expiresAt` otherwise). `disabled: true` disables the key
+         *     (its `disabledAt` is set, unless it is disabled already), `false` enables it again.
+         */
         KeyUpdate: {
             plan?: components["schemas"]["Plan"];
             limits?: components["schemas"]["Limits"];
             label?: components["schemas"]["Label"] | null;
             customerId?: components["schemas"]["CustomerId"] | null;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            disabled?: boolean;
         };
         /** @description How long the previous secret keeps working. */
         Rotation: {
@@ -379,6 +436,60 @@ export interface components {
             /** Format: date-time */
             bannedUntil: string | null;
             days: components["schemas"]["DayUsage"][];
+        };
+        /**
+         * @description What an admin change can set on a key, as it was before or after the change. `expiresAt` and `disabled`
+         *     are absent from events recorded before they existed.
+         */
+        KeyTerms: {
+            plan: components["schemas"]["Plan"];
+            limits: components["schemas"]["Limits"];
+            label: components["schemas"]["Label"] | null;
+            customerId: components["schemas"]["CustomerId"] | null;
+            /** Format: date-time */
+            expiresAt?: string | null;
+            disabled?: boolean;
+        };
+        /**
+         * @description One change made through the admin API, as the store recorded it when the change was made: who made it
+         *     (the admin token, by the name `ADMIN_TOKENS` gives it, and its fingerprint), what, to which key, when,
+         *     and the request it came with. A create's `after`, an update's `before` and `after`, a rotation's
+         *     `previousSecretValidUntil` and an unban's `reset` say what changed; what an operation does not set is
+         *     `null`.
+         */
+        AuditEvent: {
+            /** @description The event's number in the store; later events have higher numbers. */
+            id: number;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /**
+                 * @description The token's name in `ADMIN_TOKENS` (`billing:<token>`); for a token given without one,
+                 *     `token-` and its fingerprint.
+                 */
+                name: string;
+                /** @description The token's fingerprint, as the log names it (the first 12 hex digits of its SHA-256). */
+                token: string;
+            };
+            /** @enum {string} */
+            operation: "createKey" | "updateKey" | "rotateKey" | "revokeKey" | "unbanKey";
+            keyId: string;
+            /** @description The request's `X-Request-Id`, as its answer carried it and the log names it. */
+            requestId: string;
+            before: components["schemas"]["KeyTerms"] | null;
+            after: components["schemas"]["KeyTerms"] | null;
+            /**
+             * Format: date-time
+             * @description A rotation's end of the old secret's grace, as the rotation answered it (`null` without a grace).
+             */
+            previousSecretValidUntil: string | null;
+            /** @description The windows an unban started over (empty when it reset none). */
+            reset: ("minute" | "day")[] | null;
+        };
+        /** @description A page of audit events, newest first; `nextCursor` names the next (older) page, or is `null` on the last. */
+        AuditPage: {
+            events: components["schemas"]["AuditEvent"][];
+            nextCursor: string | null;
         };
     };
     responses: {
@@ -540,7 +651,10 @@ export interface components {
                  *       "customerId": "cus_4711",
                  *       "createdAt": "2026-11-23T09:00:00.000Z",
                  *       "revokedAt": null,
-                 *       "lastUsedAt": null
+                 *       "lastUsedAt": null,
+                 *       "expiresAt": null,
+                 *       "disabledAt": null,
+                 *       "previousSecretValidUntil": null
                  *     }
                  */
                 "application/json": components["schemas"]["Key"];
@@ -671,7 +785,10 @@ export interface operations {
                      *           "customerId": "cus_4711",
                      *           "createdAt": "2026-11-23T09:00:00.000Z",
                      *           "revokedAt": null,
-                     *           "lastUsedAt": "2026-11-23T10:12:00.000Z"
+                     *           "lastUsedAt": "2026-11-23T10:12:00.000Z",
+                     *           "expiresAt": null,
+                     *           "disabledAt": null,
+                     *           "previousSecretValidUntil": null
                      *         }
                      *       ],
                      *       "nextCursor": null,
@@ -737,7 +854,10 @@ export interface operations {
                      *       "customerId": "cus_4711",
                      *       "createdAt": "2026-11-23T09:00:00.000Z",
                      *       "revokedAt": null,
-                     *       "lastUsedAt": null
+                     *       "lastUsedAt": null,
+                     *       "expiresAt": null,
+                     *       "disabledAt": null,
+                     *       "previousSecretValidUntil": null
                      *     }
                      */
                     "application/json": components["schemas"]["Key"];
@@ -764,7 +884,10 @@ export interface operations {
                      *         "customerId": "cus_4711",
                      *         "createdAt": "2026-11-23T09:00:00.000Z",
                      *         "revokedAt": null,
-                     *         "lastUsedAt": null
+                     *         "lastUsedAt": null,
+                     *         "expiresAt": null,
+                     *         "disabledAt": null,
+                     *         "previousSecretValidUntil": null
                      *       },
                      *       "secret": "as_3f2a9c0b1d4e_q0T2vN8cX4rL6mB1sZ9yK3wE7hJ5dF0gA2pU8iO4nRx"
                      *     }
@@ -1027,6 +1150,81 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["KeyNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description The most keys to return. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Where the page starts, as `nextCursor` of the previous page said (opaque). */
+                cursor?: string;
+                /** @description Only the events of this key. */
+                keyId?: string;
+                /** @description Only the events of the admin token of this name. */
+                actor?: string;
+                /** @description Only the events of this operation. */
+                operation?: "createKey" | "updateKey" | "rotateKey" | "revokeKey" | "unbanKey";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events (possibly empty). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": 42,
+                     *           "at": "2026-11-23T09:05:00.000Z",
+                     *           "actor": {
+                     *             "name": "billing",
+                     *             "token": "9b1c0e27a4d3"
+                     *           },
+                     *           "operation": "updateKey",
+                     *           "keyId": "3f2a9c0b1d4e",
+                     *           "requestId": "0b6f3c1e-2d4a-4c55-9e0f-7f8a1c2b3d4e",
+                     *           "before": {
+                     *             "plan": "free",
+                     *             "limits": {
+                     *               "perMinute": 60,
+                     *               "perDay": 1000
+                     *             },
+                     *             "label": "Acme production",
+                     *             "customerId": "cus_4711"
+                     *           },
+                     *           "after": {
+                     *             "plan": "pro",
+                     *             "limits": {
+                     *               "perMinute": 300,
+                     *               "perDay": 10000
+                     *             },
+                     *             "label": "Acme production",
+                     *             "customerId": "cus_4711"
+                     *           },
+                     *           "previousSecretValidUntil": null,
+                     *           "reset": null
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

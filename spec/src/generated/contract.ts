@@ -25,6 +25,8 @@ export const deprecatedOperations = [
 export const errorCodes = [
   "invalid_request",
   "unauthorized",
+  "key_expired",
+  "key_disabled",
   "not_found",
   "method_not_allowed",
   "request_timeout",
@@ -48,6 +50,8 @@ export const errorCodes = [
 export const errorStatuses = {
   "invalid_request": 400,
   "unauthorized": 401,
+  "key_expired": 401,
+  "key_disabled": 401,
   "not_found": 404,
   "method_not_allowed": 405,
   "request_timeout": 408,

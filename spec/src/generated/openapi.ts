@@ -133,6 +133,8 @@ export interface components {
          *     |---|---|---|
          *     | `invalid_request` | 400 | malformed JSON, or a body, query or path value that breaks the contract (the message names the field and why), or an invalid cursor |
          *     | `unauthorized` | 401 | API key missing, malformed, unknown or revoked |
+         *     | `key_expired` | 401 | the API key's expiry date has passed (its owner can have it extended) |
+         *     | `key_disabled` | 401 | the API key is disabled for now (its owner can have it enabled again) |
          *     | `not_found` | 404 | no animal with that id, or no such route |
          *     | `method_not_allowed` | 405 | the path exists but not with this method (see `Allow`) |
          *     | `request_timeout` | 408 | the request's headers or body did not arrive in time (the connection is closed) |
@@ -166,7 +168,7 @@ export interface components {
              *     clients treat a code they do not know by its `status`.
              * @enum {string}
              */
-            code: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "write_unconfirmed";
+            code: "invalid_request" | "unauthorized" | "key_expired" | "key_disabled" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_in_progress" | "gone" | "precondition_failed" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "expectation_failed" | "idempotency_key_reused" | "rate_limited" | "temporarily_banned" | "header_fields_too_large" | "internal_error" | "not_implemented" | "service_unavailable" | "write_unconfirmed";
             /** @description Human-readable description. Never contains secrets or internal details. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -225,7 +227,10 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The API key is missing, malformed, unknown or revoked. */
+        /**
+         * @description The API key is missing, malformed, unknown or revoked (`unauthorized`), past its expiry date
+         *     (`key_expired`), or disabled (`key_disabled`).
+         */
         Unauthorized: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -1,7 +1,14 @@
 // What can be done to a key, each behind a confirmation that says what will happen: change its plan,
-// limits, label or customer; rotate its secret with a grace period; revoke it; end its ban. The answer (or
+// limits, label or customer; set or clear its expiry; disable it or enable it again; rotate its secret
+// with a grace period; revoke it; end its ban. The answer (or
 // the Error body's message) is shown where the action was asked for.
-import type { AdminKey, AdminKeyUpdate, KeyUsage, RotatedAdminKey } from '@animal-store/client/admin';
+import {
+  type AdminKey,
+  type AdminKeyUpdate,
+  adminLimits,
+  type KeyUsage,
+  type RotatedAdminKey,
+} from '@animal-store/client/admin';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { count, limitsText, time } from '../format.js';
@@ -71,7 +78,51 @@ export function KeyActions(props: {
           }
         />
       )}
+      {!revoked && (
+        <ExpiryForm
+          apiKey={key}
+          busy={busy}
+          ask={(expiresAt, says) =>
+            setPending({
+              title: expiresAt === null ? `Clear key ${key.id}'s expiry` : `Set key ${key.id}'s expiry`,
+              confirm: expiresAt === null ? 'Clear the expiry' : 'Set the expiry',
+              says,
+              act: () => admin.updateKey(key.id, { expiresAt }),
+            })
+          }
+        />
+      )}
       <div class="action-row">
+        {!revoked && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              setPending(
+                key.disabledAt === null
+                  ? {
+                      title: `Disable key ${key.id}`,
+                      confirm: 'Disable',
+                      says: (
+                        <p>
+                          Every instance refuses the key within 5 seconds (401, code key_disabled) until it is
+                          enabled again. Its plan, windows and usage are kept.
+                        </p>
+                      ),
+                      act: () => admin.updateKey(key.id, { disabled: true }),
+                    }
+                  : {
+                      title: `Enable key ${key.id}`,
+                      confirm: 'Enable',
+                      says: <p>The key opens the API again within 5 seconds on every instance.</p>,
+                      act: () => admin.updateKey(key.id, { disabled: false }),
+                    },
+              )
+            }
+          >
+            {key.disabledAt === null ? 'Disable' : 'Enable'}
+          </button>
+        )}
         {!revoked && (
           <RotateForm
             keyId={key.id}
@@ -280,8 +331,8 @@ function RotateForm(props: {
         Grace period (seconds)
         <input
           type="number"
-          min={0}
-          max={2_592_000}
+          min={adminLimits.gracePeriodSeconds.minimum}
+          max={adminLimits.gracePeriodSeconds.maximum}
           required
           value={grace}
           onInput={(event) => setGrace(event.currentTarget.value)}
@@ -303,6 +354,64 @@ function RotateForm(props: {
       <button type="submit" disabled={props.busy}>
         Rotate…
       </button>
+    </form>
+  );
+}
+
+/** An instant as the admin API writes it, or undefined when `text` is not one (ISO 8601 with its zone). */
+const instant = (text: string) =>
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) &&
+  !Number.isNaN(Date.parse(text))
+    ? new Date(text).toISOString()
+    : undefined;
+
+/** The key's expiry: a new one (ISO 8601, as every date here), or none. */
+function ExpiryForm(props: {
+  apiKey: AdminKey;
+  busy: boolean;
+  ask: (expiresAt: string | null, says: ComponentChildren) => void;
+}) {
+  const { apiKey: key } = props;
+  const [text, setText] = useState(key.expiresAt ?? '');
+  const at = instant(text.trim());
+  return (
+    <form
+      class="expiry"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (!at) return;
+        props.ask(
+          at,
+          <p>
+            The key stops opening the API at {time(at)} on every instance (401, code key_expired); until then
+            nothing changes. An expiry can be moved or cleared later.
+          </p>,
+        );
+      }}
+    >
+      <h3>Expiry</h3>
+      <label>
+        Expires at (ISO 8601, e.g. 2027-01-31T00:00:00Z)
+        <input
+          value={text}
+          spellcheck={false}
+          autoComplete="off"
+          aria-invalid={text.trim() !== '' && !at}
+          onInput={(event) => setText(event.currentTarget.value)}
+        />
+      </label>
+      <button type="submit" disabled={props.busy || !at || at === key.expiresAt}>
+        Set expiry
+      </button>
+      {key.expiresAt !== null && (
+        <button
+          type="button"
+          disabled={props.busy}
+          onClick={() => props.ask(null, <p>The key no longer expires: it opens the API until revoked.</p>)}
+        >
+          No expiry
+        </button>
+      )}
     </form>
   );
 }

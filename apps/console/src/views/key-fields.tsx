@@ -1,6 +1,6 @@
 // The fields that describe a key, shared by the form that creates one and the form that changes one: its
 // plan (with an enterprise key's two limits), label and customer; and the plan picker the keys' filter uses.
-import type { AdminKey } from '@animal-store/client/admin';
+import { type AdminKey, adminLimits } from '@animal-store/client/admin';
 import { plans } from '../format.js';
 
 export type Plan = AdminKey['plan'];
@@ -30,14 +30,19 @@ export function PlanSelect(props: { value: string; onChange: (plan: string) => v
 }
 
 /** A positive whole number of requests, as the admin contract's Limits allow. */
-function LimitInput(props: { label: string; value: string; onInput: (value: string) => void }) {
+function LimitInput(props: {
+  label: string;
+  bounds: typeof adminLimits.perMinute;
+  value: string;
+  onInput: (value: string) => void;
+}) {
   return (
     <label>
       {props.label}
       <input
         type="number"
-        min={1}
-        max={1_000_000_000}
+        min={props.bounds.minimum}
+        max={props.bounds.maximum}
         required
         value={props.value}
         onInput={(event) => props.onInput(event.currentTarget.value)}
@@ -61,11 +66,13 @@ export function KeyFields(props: {
         <>
           <LimitInput
             label="Requests a minute"
+            bounds={adminLimits.perMinute}
             value={values.perMinute}
             onInput={(perMinute) => onChange({ perMinute })}
           />
           <LimitInput
             label="Requests a day"
+            bounds={adminLimits.perDay}
             value={values.perDay}
             onInput={(perDay) => onChange({ perDay })}
           />
@@ -75,7 +82,7 @@ export function KeyFields(props: {
         Label{maybe}
         <input
           value={values.label}
-          maxLength={200}
+          maxLength={adminLimits.label.maxLength}
           onInput={(event) => onChange({ label: event.currentTarget.value })}
         />
       </label>
@@ -83,7 +90,7 @@ export function KeyFields(props: {
         Customer{maybe}
         <input
           value={values.customerId}
-          maxLength={255}
+          maxLength={adminLimits.customerId.maxLength}
           spellcheck={false}
           onInput={(event) => onChange({ customerId: event.currentTarget.value })}
         />

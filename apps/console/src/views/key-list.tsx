@@ -1,7 +1,7 @@
 // The keys: the admin API's filters (plan, customer, revoked) and its search in the address, cursor paging
 // (the cursors of the pages before are kept for Previous), and one box that finds a key: a whole key id
 // opens its page, any other text lists the keys whose id starts with it or whose label or customer holds it.
-import type { AdminKeyPage, ListKeysQuery } from '@animal-store/client/admin';
+import { type AdminKeyPage, adminLimits, type ListKeysQuery } from '@animal-store/client/admin';
 import { useEffect, useState } from 'preact/hooks';
 import { count, keyState, limitsText, plans, time } from '../format.js';
 import { go, keyHref, keysHref } from '../route.js';
@@ -76,7 +76,7 @@ export function KeyList({ query }: { query: URLSearchParams }) {
               name="q"
               type="search"
               defaultValue={filters.q ?? ''}
-              maxLength={255}
+              maxLength={adminLimits.search.maxLength}
               placeholder="key id, label or customer"
               spellcheck={false}
             />

@@ -1,10 +1,13 @@
-// A key's page: what the key is (plan, limits, label, customer, created, last use, revoked), its ban and
+// A key's page: what the key is (plan, limits, label, customer, created, last use, its state, expiry and a
+// rotation's grace), its ban and
 // running windows refreshed every few seconds, its daily usage over a chosen range as a chart and a table,
-// and the actions on it (key-actions.tsx). After an action, the page reads the key again.
+// the actions on it (key-actions.tsx), and its history (audit.tsx). After an action, the page reads
+// the key again, and its history.
 import type { AdminKey, KeyUsage } from '@animal-store/client/admin';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { addDays, count, keyState, limitsText, time, utcDay } from '../format.js';
 import { NoticeLine, useCall, useSigned } from '../ui.js';
+import { KeyHistory } from './audit.js';
 import { KeyActions } from './key-actions.js';
 import { type Range, UsageChart } from './usage-chart.js';
 
@@ -76,7 +79,21 @@ export function KeyPage({ keyId }: { keyId: string }) {
         <dt>Last used</dt>
         <dd>{time(key.lastUsedAt, 'never')}</dd>
         <dt>State</dt>
-        <dd>{key.revokedAt === null ? keyState(key) : `revoked ${time(key.revokedAt)}`}</dd>
+        <dd data-testid="state">
+          {key.revokedAt !== null
+            ? `revoked ${time(key.revokedAt)}`
+            : key.disabledAt !== null
+              ? `disabled since ${time(key.disabledAt)}`
+              : keyState(key)}
+        </dd>
+        <dt>Expires</dt>
+        <dd data-testid="expires">{time(key.expiresAt, 'never')}</dd>
+        <dt>Previous secret</dt>
+        <dd data-testid="previous-secret">
+          {key.previousSecretValidUntil === null
+            ? 'none works'
+            : `works until ${time(key.previousSecretValidUntil)}`}
+        </dd>
         <dt>Ban</dt>
         <dd data-testid="ban">
           {usage?.bannedUntil ? `banned until ${time(usage.bannedUntil)}` : 'not banned'}
@@ -92,6 +109,7 @@ export function KeyPage({ keyId }: { keyId: string }) {
         usedUp={(usage?.windows ?? []).filter((w) => w.remaining === 0 && w.resetAt)}
         onChanged={readKey}
       />
+      <KeyHistory keyId={key.id} changed={key} />
     </article>
   );
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { requestBodyLimit } from '@animal-store/spec';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import type { AdminToken } from '../config.js';
 import { integerQueryParameters, loadAdminContract } from '../contract.js';
 import { canonicalIntegers } from '../http/canonical-integers.js';
 import { contractApp } from '../http/contract-app.js';
@@ -25,7 +26,7 @@ import {
 import type { Metrics } from '../ops/metrics.js';
 import type { StoreHealth } from '../ops/store-health.js';
 import { serverSpans } from '../tracing/spans.js';
-import { auditLog } from './audit.js';
+import { auditTrail } from './audit.js';
 import { serveConsole } from './console.js';
 import { type AdminDeps, adminRoutes } from './routes.js';
 import { limitAdminToken } from './token-limit.js';
@@ -36,8 +37,8 @@ const docsPath = fileURLToPath(new URL('../../dist/admin-docs.html', import.meta
 
 export type AdminAppDeps = Omit<AdminDeps, 'audit'> & {
   logger: Logger;
-  /** ADMIN_TOKENS: every one is accepted. */
-  tokens: string[];
+  /** ADMIN_TOKENS: every one is accepted, and named in the audit trail. */
+  tokens: AdminToken[];
   /** Requests a minute per admin token (per instance). */
   perMinute: number;
   /** The service's metrics (audit records are counted there, and store errors). */
@@ -82,7 +83,7 @@ export function createAdminApp(deps: AdminAppDeps): Express {
       canonicalIntegers(integerQueryParameters(contract)),
       jsonBody(requestBodyLimit),
       contractValidator(contract, onViolation),
-      adminRoutes({ ...deps, audit: auditLog(logger, deps.metrics) }),
+      adminRoutes({ ...deps, audit: auditTrail(logger, deps.metrics, deps.store.audit) }),
     ],
   });
 }

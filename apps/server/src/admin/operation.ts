@@ -1,33 +1,57 @@
 // What every admin operation (keys/, one file per operation of spec/admin) shares: its dependencies, the
 // admin view of a key, and the answers for a key that is missing, revoked or given limits its plan refuses.
 import type { AdminKey } from '@animal-store/spec/admin';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { HttpError } from '../http/http-error.js';
 import type { RateLimiter } from '../limits/policy.js';
-import { QuotaError } from '../plans.js';
+import { type Quota, QuotaError } from '../plans.js';
 import type { ApiKey, Store } from '../store/store.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Audit } from './audit.js';
 
 export type AdminDeps = {
-  store: Pick<Store, 'keys' | 'usage'>;
+  store: Pick<Store, 'keys' | 'usage' | 'audit'>;
   limiter: RateLimiter;
   /** This process's meter: its counts not written yet are added to what the store has. */
   meter?: Pick<UsageMeter, 'unwritten'>;
   audit: Audit;
 };
 
+/** A key's quota as the admin contract's Limits. */
+export const limitsOf = (quota: Quota): AdminKey['limits'] => ({
+  perMinute: quota.perMinute,
+  perDay: quota.perDay,
+});
+
 /** A key as the admin contract shows it (AdminKey): never its secret. */
 export const view = (k: ApiKey): AdminKey => ({
   id: k.id,
   plan: k.plan,
-  limits: { perMinute: k.quota.perMinute, perDay: k.quota.perDay },
+  limits: limitsOf(k.quota),
   label: k.label,
   customerId: k.customerId,
   createdAt: k.createdAt,
   revokedAt: k.revokedAt,
   lastUsedAt: k.lastUsedAt,
+  expiresAt: k.expiresAt,
+  disabledAt: k.disabledAt,
+  previousSecretValidUntil:
+    k.previousValidUntil !== null && k.previousValidUntil > new Date().toISOString()
+      ? k.previousValidUntil
+      : null,
 });
+
+/**
+ * An expiry a create or an update may set: null (never), or an instant still to come, written as the
+ * service writes instants (ISO 8601, UTC, milliseconds). One already past is a 400 naming the field.
+ */
+export function expiryChecked(expiresAt: string | null | undefined): string | null | undefined {
+  if (expiresAt === undefined || expiresAt === null) return expiresAt;
+  const at = Date.parse(expiresAt);
+  if (!(at > Date.now()))
+    throw new HttpError(400, `body.expiresAt must be in the future (${expiresAt} is not).`);
+  return new Date(at).toISOString();
+}
 
 /** The request fields a QuotaError names. */
 export const limitNames = { perMinute: 'limits.perMinute', perDay: 'limits.perDay' };
@@ -47,10 +71,3 @@ export const noKey = (id: string) => new HttpError(404, `Key ${id} was not found
 /** A key that cannot be changed: revoked, or missing. */
 export const noActiveKey = (id: string, key: ApiKey | undefined) =>
   key ? new HttpError(404, `Key ${id} is revoked: it cannot be changed.`) : noKey(id);
-
-/** Who changed which key by which operation, for the audit trail. */
-export const changeOf = (req: Request, res: Response, operation: string) => ({
-  operation,
-  adminToken: res.locals.adminToken as string,
-  keyId: keyIdOf(req),
-});

@@ -2,6 +2,7 @@
 // paths. Requests arrive authenticated and validated against the admin contract (admin/app.ts); every
 // change is audited.
 import { Router } from 'express';
+import { listAuditEvents } from './audit-events.js';
 import { createKey } from './keys/create-key.js';
 import { getKey } from './keys/get-key.js';
 import { getKeyUsage } from './keys/get-key-usage.js';
@@ -23,5 +24,6 @@ export function adminRoutes(deps: AdminDeps): Router {
     .post('/keys/:keyId/rotate', rotateKey(deps))
     .post('/keys/:keyId/revoke', revokeKey(deps))
     .post('/keys/:keyId/unban', unbanKey(deps))
-    .get('/keys/:keyId/usage', getKeyUsage(deps));
+    .get('/keys/:keyId/usage', getKeyUsage(deps))
+    .get('/audit-events', listAuditEvents(deps));
 }

@@ -10,8 +10,25 @@ declare module 'express-serve-static-core' {
     apiKey?: ApiKey;
     /** Set when a bearer token was sent but opens no key (malformed, unknown, wrong secret, revoked). */
     invalidToken?: boolean;
+    /** Set when the token opens a key that is refused for now: past its expiry, or disabled. */
+    refusedKey?: RefusedKey;
   }
 }
+
+/** Why a key a token opens is refused: each its own code and words, so that its holder knows whom to ask. */
+const refusals = {
+  key_expired: 'The API key has expired',
+  key_disabled: 'The API key is disabled',
+} as const;
+type RefusedKey = keyof typeof refusals;
+
+/** Why `key` cannot be used now, if it cannot (an expiry is judged at each request, not when cached). */
+const refusal = (key: ApiKey, now: string): RefusedKey | undefined =>
+  key.disabledAt !== null
+    ? 'key_disabled'
+    : key.expiresAt !== null && key.expiresAt <= now
+      ? 'key_expired'
+      : undefined;
 
 const realm = 'animal-store';
 const bearer = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -32,7 +49,9 @@ export function identify(keys: KeyStore) {
     if (header !== undefined && /^bearer(?: |$)/i.test(header)) {
       const token = bearer.exec(header)?.[1];
       const key = token === undefined ? undefined : await keys.verify(token);
-      if (key) {
+      const refused = key && refusal(key, new Date().toISOString());
+      if (refused) res.locals.refusedKey = refused;
+      else if (key) {
         res.locals.apiKey = key;
         touch(key.id);
       } else res.locals.invalidToken = true;
@@ -43,6 +62,15 @@ export function identify(keys: KeyStore) {
 
 export function requireKey(_req: Request, res: Response, next: NextFunction) {
   if (res.locals.apiKey) return next();
+  const refused = res.locals.refusedKey;
+  if (refused) {
+    const challenge = `Bearer realm="${realm}", error="invalid_token", error_description="${refusals[refused]}"`;
+    return next(
+      new HttpError(401, `${refusals[refused]}: ask whoever issued it.`, refused, {
+        'WWW-Authenticate': challenge,
+      }),
+    );
+  }
   const challenge = res.locals.invalidToken
     ? `Bearer realm="${realm}", error="invalid_token", error_description="The API key is invalid or revoked"`
     : `Bearer realm="${realm}"`;

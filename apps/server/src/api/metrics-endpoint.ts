@@ -28,7 +28,7 @@ export function metricsEndpoint(
     try {
       text = await metrics.scrape();
     } catch {
-      // WORKERS > 1 and the primary could not gather every worker's metrics in time: scrape again.
+      // WORKERS > 1 and the primary did not answer in time: scrape again.
       return sendError(
         res,
         new HttpError(

@@ -37,6 +37,18 @@ const day = (value: string) => {
   return value;
 };
 const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)');
+/** A commander parser for an expiry: an instant to come, ISO 8601 with its zone ("" is left as it is). */
+const expiry = (value: string) => {
+  if (value === '') return value;
+  const at = Date.parse(value);
+  if (!/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(at)) {
+    throw new InvalidArgumentError(
+      'must be an instant written ISO 8601 with its zone, e.g. 2027-01-31T00:00:00Z',
+    );
+  }
+  if (at <= Date.now()) throw new InvalidArgumentError('must be in the future');
+  return new Date(at).toISOString();
+};
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
 /** Rows as aligned columns under a header row: for people (`--json` is for programs). */
 const table = (header: string[], rows: string[][]): string => {
@@ -88,6 +100,8 @@ const keyRecord = (k: ApiKey) => ({
   createdAt: k.createdAt,
   revokedAt: k.revokedAt,
   lastUsedAt: k.lastUsedAt,
+  expiresAt: k.expiresAt,
+  disabledAt: k.disabledAt,
 });
 
 const program = new Command('keys')
@@ -133,7 +147,9 @@ program
 
 program
   .command('list')
-  .description('list keys (never their secrets): plan, limits, label, created, revoked, last used, ban')
+  .description(
+    'list keys (never their secrets): plan, limits, label, created, state (revoked, disabled, expired, banned), last used',
+  )
   .option('--json', 'print a JSON array')
   .action(async (options: { json?: boolean }) => {
     const store = await openStore();
@@ -155,7 +171,15 @@ program
       String(k.perMinute),
       String(k.perDay),
       k.createdAt,
-      k.revokedAt ? `revoked ${k.revokedAt}` : k.bannedUntil ? `banned until ${k.bannedUntil}` : 'active',
+      k.revokedAt
+        ? `revoked ${k.revokedAt}`
+        : k.disabledAt
+          ? `disabled since ${k.disabledAt}`
+          : k.expiresAt && k.expiresAt <= new Date().toISOString()
+            ? `expired ${k.expiresAt}`
+            : k.bannedUntil
+              ? `banned until ${k.bannedUntil}`
+              : 'active',
       k.lastUsedAt ?? 'never',
       k.label ?? '',
     ]);
@@ -165,7 +189,7 @@ program
 program
   .command('update')
   .description(
-    `change a key's plan, limits, label or customer: every running instance applies it within ${propagationText}, and the running windows keep their counts; a new plan or new limits end the key's ban, and no instance bans it again while they propagate`,
+    `change a key's plan, limits, label, customer, expiry, or disable it: every running instance applies it within ${propagationText}, and the running windows keep their counts; a new plan or new limits end the key's ban, and no instance bans it again while they propagate`,
   )
   .argument('<id>', 'the key id shown by `keys list`')
   .addOption(new Option('--plan <plan>', 'the new plan').choices(planNames))
@@ -173,6 +197,9 @@ program
   .option('--per-day <n>', 'requests per day (enterprise only)', positive)
   .option('--label <text>', 'a new note for operators ("" clears it)')
   .option('--customer <id>', 'a new customer id ("" clears it)')
+  .option('--expires-at <instant>', 'when the key stops working, ISO 8601 ("" clears it)', expiry)
+  .addOption(new Option('--disable', 'refuse the key (401 key_disabled) until --enable').conflicts('enable'))
+  .option('--enable', 'let a disabled key in again')
   .option('--json', 'print one JSON object')
   .action(
     async (
@@ -183,6 +210,9 @@ program
         perDay?: number;
         label?: string;
         customer?: string;
+        expiresAt?: string;
+        disable?: boolean;
+        enable?: boolean;
         json?: boolean;
       },
     ) => {
@@ -199,13 +229,19 @@ program
             limits: custom ? { perMinute: options.perMinute, perDay: options.perDay } : undefined,
             label: cleared(options.label),
             customerId: cleared(options.customer),
+            expiresAt: cleared(options.expiresAt ?? undefined), // commander passes "" without parsing it
+            disabled: options.disable ? true : options.enable ? false : undefined,
           }),
         );
         if (!updated) return program.error(`error: no active key with id ${id}`);
         if (termsDiffer(current, updated)) await store.limiter.termsChanged(id);
         if (options.json) return out(JSON.stringify(keyRecord(updated)));
+        const state = [
+          updated.disabledAt && `disabled since ${updated.disabledAt}`,
+          updated.expiresAt && `expires ${updated.expiresAt}`,
+        ].filter(Boolean);
         out(
-          `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day); running instances apply it within ${propagationText}.`,
+          `Updated key ${id}: ${updated.plan} (${updated.quota.perMinute}/min, ${updated.quota.perDay}/day)${state.length > 0 ? `, ${state.join(', ')}` : ''}; running instances apply it within ${propagationText}.`,
         );
       } finally {
         await store.close();

@@ -126,16 +126,18 @@ export class LeaseReports {
     return { points, reportedLeased: points - unreported, id: randomUUID() };
   }
 
-  /** Sends a give-back (again: the store counts each name once). Whether the store took all of it. */
+  /**
+   * Sends a give-back (again: the store counts each name once). Whether the store took all of it; a part it
+   * took is not sent again (a store that cannot lose an answer does not keep names: SQLite, memory).
+   */
   async giveBack(key: string, lease: Lease, back: GiveBack): Promise<boolean> {
-    const sent = await Promise.all([
-      this.store.giveBack(key, back.points, lease.window.resetAt, back.id),
+    const [window, leased] = await Promise.allSettled([
+      back.points > 0 && this.store.giveBack(key, back.points, lease.window.resetAt, back.id),
       back.reportedLeased > 0 &&
         this.store.giveBack(leasedCount(key), back.reportedLeased, lease.window.resetAt, `${back.id}:leased`),
-    ]).then(
-      () => true,
-      () => false,
-    );
-    return sent;
+    ]);
+    if (window.status === 'fulfilled') back.points = 0;
+    if (leased.status === 'fulfilled') back.reportedLeased = 0;
+    return window.status === 'fulfilled' && leased.status === 'fulfilled';
   }
 }

@@ -342,6 +342,41 @@ describe('Leases', () => {
   );
 });
 
+describe('Leases: a limit changed mid-window', () => {
+  it.each([
+    ['its report', { take: 'admitted:minute:k' }],
+    ['its give-back', { giveBack: 'minute:k' }],
+  ])(
+    'sends %s again, refused by the store once, at the next report',
+    async (_, refused: { take?: string; giveBack?: string }) => {
+      const { store, clock } = setup();
+      let down = false;
+      const flaky: CounterStore = {
+        ...store,
+        take: (key, ...rest) =>
+          down && key === refused.take ? Promise.reject(new Error('down')) : store.take(key, ...rest),
+        giveBack: (key, ...rest) =>
+          down && key === refused.giveBack ? Promise.reject(new Error('down')) : store.giveBack(key, ...rest),
+      };
+      const one = new Leases(flaky, clock.now);
+      await takeAll(one, 3, 800); // a point, then a lease of 99: 100 leased, 3 admitted
+      await one.report(); // 97 leased reported
+      await takeAll(one, 5, 800); // 8 admitted, 92 points left in the lease
+      down = true;
+      // The new limit drops the lease: its 92 points go back and its 5 admissions are reported, one refused.
+      expect((await one.take('minute:k', 1_000, 60_000)).admitted).toBe(true);
+      await clock.advance(0);
+      down = false;
+      // Two reports at once (the periodic one and a stop's): what was refused is sent once.
+      await Promise.all([one.report(), one.report()]);
+      await one.release();
+      // Every point the window counts was admitted (9), and nothing reads as reserved.
+      expect((await store.read('minute:k')).used).toBe(9);
+      expect(await reservedIn(store)).toBe(0);
+    },
+  );
+});
+
 describe('Leases: the last report of a stop', () => {
   it('waits for a report on its way, and sends again what of it failed, before it returns', async () => {
     const { store, clock } = setup();

@@ -37,7 +37,7 @@
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { type Lease, pointsLeft } from './lease.js';
+import { type GiveBack, type Lease, pointsLeft } from './lease.js';
 import {
   emptyLedger,
   LeaseReports,
@@ -90,6 +90,17 @@ export class Leases {
   #timerAt = Number.POSITIVE_INFINITY;
   /** Give-backs and reports of leases dropped mid-window (a limit changed), which a stop waits for. */
   readonly #settling = new Set<Promise<void>>();
+  /**
+   * Leases dropped mid-window (a limit changed) with something still to send: their report, or a give-back
+   * the store refused. Each report sends it again until it lands or the window ends (dropped, a lease is
+   * no longer among the live ones a report visits: a refused report of it was lost, and its admissions
+   * read as reserved until the window's end). `sending`: the attempt on its way, which a report running
+   * meanwhile (the periodic one and a stop's) joins rather than sending the give-back a second time.
+   */
+  readonly #retiring = new Map<
+    Lease,
+    { key: string; back: GiveBack | undefined; sending?: Promise<void> | undefined }
+  >();
   /** Set by release: a stop gave every point back, and nothing is returned later. */
   #released = false;
   /** This process's name as a holder of points (CounterStore.take): another's holds are told apart. */
@@ -163,20 +174,36 @@ export class Leases {
     return lease ? this.#view(lease) : { limit, remaining: limit, resetAt: this.now() + windowMs };
   }
 
+  /** Whether this process holds a view of the window `key` now: it took from it, and it has not ended. */
+  knows(key: string, limit: number): boolean {
+    return this.#current(key, limit) !== undefined;
+  }
+
   /**
-   * When the window `key` ends if it is used up now, as the store has it (asked without taking any of
-   * it): every point taken, none held unused by this process or, as far as the store knows, by another;
-   * else 0. For a refusal of another window of the same client (policy.ts: a key out of its minute asks
-   * whether its day is out too, which this process's own lease cannot say).
+   * The window `key` as the store has it now (asked without taking any of it), for a refusal of another
+   * window of the same client (policy.ts: a key out of its minute asks after its day, which this process
+   * may never have taken from). `usedUpUntil`: when the window ends if it is used up (every point taken,
+   * none held unused by this process or, as far as the store knows, by another), else 0. `view`: what is
+   * left of it for this process (others' unused leases counted as used, as the headers say; at least 1
+   * while points are held elsewhere), and its real end.
    */
-  async usedUpUntil(key: string, limit: number, windowMs: number): Promise<number> {
+  async inStore(
+    key: string,
+    limit: number,
+    windowMs: number,
+  ): Promise<{ usedUpUntil: number; view: WindowView }> {
     const grant = await this.store.take(key, 0, limit, windowMs, { holder: this.#holder, holdMs: 0 });
     const at = this.now();
+    if (grant.resetAt <= at)
+      return { usedUpUntil: 0, view: { limit, remaining: limit, resetAt: at + windowMs } };
     const lease = this.#leases.get(key);
     const ownLeft = lease && lease.window.resetAt === grant.resetAt ? pointsLeft(lease) : 0;
-    return grant.used >= limit && ownLeft === 0 && grant.heldUntil <= at && grant.resetAt > at
-      ? grant.resetAt
-      : 0;
+    const heldElsewhere = grant.heldUntil > at;
+    const left = Math.max(0, limit - grant.used) + ownLeft;
+    return {
+      usedUpUntil: grant.used >= limit && ownLeft === 0 && !heldElsewhere ? grant.resetAt : 0,
+      view: { limit, remaining: left === 0 && heldElsewhere ? 1 : left, resetAt: grant.resetAt },
+    };
   }
 
   /** Points of the window this process admitted, and leased, and has not reported yet (see report). */
@@ -195,6 +222,7 @@ export class Leases {
     await this.#reports.settled(); // an earlier report on its way: what fails of it goes again now
     await Promise.all([...this.#leases].map(([key, lease]) => this.#reports.report(key, lease)));
     await Promise.all(this.#settling);
+    await Promise.all([...this.#retiring.keys()].map((lease) => this.#retire(lease)));
   }
 
   /** Gives every unused point back to the store (a graceful stop), and returns nothing later; failures are ignored. */
@@ -292,6 +320,7 @@ export class Leases {
   forget(key: string): void {
     this.#leases.delete(key);
     this.#pending.delete(key);
+    for (const [lease, retiring] of this.#retiring) if (retiring.key === key) this.#retiring.delete(lease);
   }
 
   /** Forgets leases whose windows have ended (memory stays bounded by the live windows). */
@@ -332,16 +361,41 @@ export class Leases {
       const settled = (async () => {
         await leasedCountReported(lease);
         const left = pointsLeft(lease);
-        await Promise.all([
-          left > 0 && this.#reports.giveBack(key, lease, this.#reports.giveBackOf(lease, left)),
-          this.#reports.report(key, lease),
-        ]);
+        this.#retiring.set(lease, {
+          key,
+          back: left > 0 ? this.#reports.giveBackOf(lease, left) : undefined,
+        });
+        await this.#retire(lease);
       })().then(() => {
         this.#settling.delete(settled);
       });
       this.#settling.add(settled);
     }
     return undefined;
+  }
+
+  /**
+   * Sends what a lease dropped mid-window still owes its window: its give-back (by its name: the store
+   * counts it once however often it is sent) and its report. Forgotten once both landed, or its window ended.
+   */
+  #retire(lease: Lease): Promise<void> {
+    const retiring = this.#retiring.get(lease);
+    if (!retiring) return Promise.resolve();
+    retiring.sending ??= (async () => {
+      if (lease.window.resetAt > this.now()) {
+        const [given] = await Promise.all([
+          retiring.back ? this.#reports.giveBack(retiring.key, lease, retiring.back) : true,
+          this.#reports.report(retiring.key, lease),
+        ]);
+        if (given) retiring.back = undefined;
+        const { unreported, unreportedLeased, owed } = lease.ledger;
+        if (retiring.back || unreported + unreportedLeased + owed > 0) return;
+      }
+      this.#retiring.delete(lease);
+    })().finally(() => {
+      retiring.sending = undefined;
+    });
+    return retiring.sending;
   }
 
   /**

@@ -14,6 +14,8 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
   return {
     async take(key, want, limit, windowMs, lease) {
       let window = live(key);
+      // A take of nothing (a look: leases.ts inStore) starts no window, as on every engine.
+      if (!window && want === 0) return { granted: 0, used: 0, resetAt: now() + windowMs, heldUntil: 0 };
       if (!window) {
         window = { points: 0, resetAt: now() + windowMs, heldUntil: 0 };
         counted.set(key, window);

@@ -136,21 +136,23 @@ function limitedKey(store: CounterStore, bans: ReturnType<typeof keyBans>, now: 
     id: string,
     refusedStates: WindowState[],
     heldMs: number,
-    dayUsedUpUntil?: () => Promise<number>,
+    dayInStore?: () => Promise<{ usedUpUntil: number; view?: WindowView }>,
   ): Promise<Decision> => {
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
     // not counted, and asks no wait past the terms' arrival. All asked of the store at once.
-    const [ban, termsEnd, dayEnds] = await Promise.all([
+    const [ban, termsEnd, day] = await Promise.all([
       bans.confirm(id),
       store.endsAt(keyNames(id).newTerms).catch(() => 0),
-      dayUsedUpUntil?.().catch(() => 0) ?? 0,
+      dayInStore?.().catch(() => undefined),
     ]);
-    const dayOut = dayEnds > 0;
-    const states = dayOut
-      ? refusedStates.map((s) => (s.name === 'day' ? { ...s, remaining: 0, resetAt: dayEnds } : s))
-      : refusedStates;
+    const dayOut = (day?.usedUpUntil ?? 0) > 0;
+    const states = refusedStates.map((s) => {
+      if (s.name !== 'day' || !day) return s;
+      if (dayOut) return { ...s, remaining: 0, resetAt: day.usedUpUntil };
+      return day.view ? { ...s, ...day.view } : s;
+    });
     if (ban > 0) return refused(states, now(), { banMs: ban });
     if (heldMs > 0 && !dayOut) return refused(states, now(), { atMostMs: shortestWaitMs });
     const settling = termsEnd - now();
@@ -193,8 +195,18 @@ export function createRateLimiter(
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
     if (!minute.admitted) {
-      return limited(subject.id, exhausted(peek(), 'minute'), minute.heldMs, () =>
-        leases.usedUpUntil(key.day, subject.perDay, ms('day')),
+      const [, day] = peek();
+      // The day as the store has it where this process never took from it (its own view would show the
+      // whole day left, as if the key had not been used); else what it knew at its last take.
+      const knowsDay = leases.knows(key.day, subject.perDay);
+      return limited(
+        subject.id,
+        [{ ...state('minute', minute), remaining: 0 }, day as WindowState],
+        minute.heldMs,
+        async () => {
+          const inStore = await leases.inStore(key.day, subject.perDay, ms('day'));
+          return knowsDay ? { usedUpUntil: inStore.usedUpUntil } : inStore;
+        },
       );
     }
     const day = await leases.take(key.day, subject.perDay, ms('day'));

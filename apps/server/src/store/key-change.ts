@@ -1,14 +1,17 @@
-// A change to a key's plan, limits, label or customer, merged with what the key has: written once for the
-// admin API's updateKey and the keys command's update.
+// A change to a key's plan, limits, label, customer, expiry or disable, merged with what the key has:
+// written once for the admin API's updateKey and the keys command's update.
 import { type LimitNames, type Plan, type Quota, quotaFor } from '../plans.js';
 import type { ApiKey, KeyFields } from './store.js';
 
-/** What to change: fields left undefined keep their value; `null` clears the label or the customer. */
+/** What to change: fields left undefined keep their value; `null` clears the label, customer or expiry. */
 export type KeyChange = {
   plan?: Plan | undefined;
   limits?: Partial<Quota> | undefined;
   label?: string | null | undefined;
   customerId?: string | null | undefined;
+  expiresAt?: string | null | undefined;
+  /** true disables the key (since now, or since it was disabled already), false enables it. */
+  disabled?: boolean | undefined;
 };
 
 /**
@@ -16,7 +19,12 @@ export type KeyChange = {
  * key that stays enterprise keeps its own, and any other takes its plan's (so moving to enterprise needs
  * limits). Throws QuotaError, naming the limits as `names` says.
  */
-export function keyAfter(current: ApiKey, change: KeyChange, names?: LimitNames): Required<KeyFields> {
+export function keyAfter(
+  current: ApiKey,
+  change: KeyChange,
+  names?: LimitNames,
+  now = new Date().toISOString(),
+): Required<KeyFields> {
   const plan = change.plan ?? current.plan;
   const keepsOwnLimits =
     change.limits === undefined && plan === 'enterprise' && current.plan === 'enterprise';
@@ -25,6 +33,13 @@ export function keyAfter(current: ApiKey, change: KeyChange, names?: LimitNames)
     quota: keepsOwnLimits ? current.quota : quotaFor(plan, change.limits ?? {}, names),
     label: change.label === undefined ? current.label : change.label,
     customerId: change.customerId === undefined ? current.customerId : change.customerId,
+    expiresAt: change.expiresAt === undefined ? current.expiresAt : change.expiresAt,
+    disabledAt:
+      change.disabled === undefined
+        ? current.disabledAt
+        : change.disabled
+          ? (current.disabledAt ?? now)
+          : null,
   };
 }
 

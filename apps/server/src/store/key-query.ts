@@ -17,12 +17,18 @@ export function keyFilterValues(filter: KeyFilter) {
   };
 }
 export type KeyFilterName = keyof ReturnType<typeof keyFilterValues>;
+/** Every filter's name, in one order (an engine with numbered parameters numbers them in it). */
+export const keyFilterNames: readonly KeyFilterName[] = [
+  'plan',
+  'customerId',
+  'revoked',
+  'contains',
+  'prefix',
+];
 
 /** The filters as one condition, given how the engine names each value (typed where it must be). */
 export function keyFilterClause(at: (name: KeyFilterName) => string): string {
-  const [plan, customer, revoked, contains, prefix] = (
-    ['plan', 'customerId', 'revoked', 'contains', 'prefix'] as const
-  ).map(at);
+  const [plan, customer, revoked, contains, prefix] = keyFilterNames.map(at);
   return `(${plan} IS NULL OR plan = ${plan})
     AND (${customer} IS NULL OR customer_id = ${customer})
     AND (${revoked} IS NULL OR (revoked_at IS NOT NULL) = ${revoked})

@@ -105,7 +105,7 @@ function creationTime(): string {
 
 /** The api_keys columns a new key sets, in the order of newKeyRow's values. */
 export const newKeyColumns =
-  'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint';
+  'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint, expires_at';
 
 /**
  * A new key and the values of its api_keys row, in the order of newKeyColumns: the same for every engine.
@@ -123,6 +123,7 @@ export function newKeyRow(options: KeyFields, request?: CreationRequest) {
     creationTime(),
     request?.key ?? null,
     request?.fingerprint ?? null,
+    options.expiresAt ?? null,
   ] as const;
   return { id, token, values };
 }

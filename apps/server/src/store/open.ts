@@ -72,7 +72,7 @@ export async function openBackend(
     const { redisCounters } = await import('./redis/counters.js');
     let client: Awaited<ReturnType<typeof connectRedis>>;
     try {
-      client = await connectRedis(redis);
+      client = await connectRedis(redis, logger);
     } catch (error) {
       await close().catch(() => {});
       throw error;

@@ -12,7 +12,7 @@ import {
   petFilterNames,
 } from './store.js';
 
-type Integer = number | string;
+export type Integer = number | string;
 
 /**
  * How a property is stored: `integer` a BIGINT (PostgreSQL returns it as a string, SQLite as a number; both
@@ -41,12 +41,17 @@ export function mapping<T extends { id: number }>(table: string, columns: Column
       const value = (row as Record<string, unknown>)[property];
       return kind === 'json' && value !== undefined && value !== null ? JSON.stringify(value) : value;
     });
+  // Read per row (a list maps a hundred): flat arrays and an indexed loop, no tuple destructured per field.
+  const properties = fields.map(([property]) => property);
+  const columnNames = fields.map(([, { column }]) => column);
+  const kinds = fields.map(([, { kind }]) => kind);
   const toObject = (row: Record<string, unknown>): T => {
     const object: Record<string, unknown> = {};
-    for (const [property, { column, kind }] of fields) {
-      const value = row[column];
+    for (let i = 0; i < properties.length; i++) {
+      const value = row[columnNames[i] as string];
       if (value === null || value === undefined) continue;
-      object[property] =
+      const kind = kinds[i];
+      object[properties[i] as string] =
         kind === 'integer'
           ? Number(value)
           : kind === 'json' && typeof value === 'string'
@@ -116,6 +121,8 @@ export type KeyRow = {
   last_used_at: string | null;
   previous_secret_hash: Buffer | null;
   previous_valid_until: string | null;
+  expires_at: string | null;
+  disabled_at: string | null;
 };
 
 export const toKey = (row: KeyRow): ApiKey => ({
@@ -130,6 +137,9 @@ export const toKey = (row: KeyRow): ApiKey => ({
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
   lastUsedAt: row.last_used_at,
+  expiresAt: row.expires_at,
+  disabledAt: row.disabled_at,
+  previousValidUntil: row.previous_valid_until,
 });
 
 export type UsageRow = { key_id: string; day: string; admitted: Integer; limited: Integer; banned: Integer };

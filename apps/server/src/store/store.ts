@@ -14,6 +14,12 @@ export type ApiKey = {
   revokedAt: string | null;
   /** Last request with the key (recorded at most once a minute per instance), or null. */
   lastUsedAt: string | null;
+  /** When the key stops opening the API (the gate answers `key_expired` from then on), or null: never. */
+  expiresAt: string | null;
+  /** Since when the key is disabled (the gate answers `key_disabled`), or null: enabled. */
+  disabledAt: string | null;
+  /** After a rotation with a grace period: until when its previous secret opens it (it may have passed). */
+  previousValidUntil: string | null;
   /** Set by `verify` when the token was the previous secret of a rotation: when its grace period ends. */
   graceEndsAt?: string;
 };
@@ -62,7 +68,15 @@ export interface PetStore {
 }
 
 /** What a key can be created with, and what an update sets (every field; the caller merges). */
-export type KeyFields = { plan: Plan; quota: Quota; label?: string | null; customerId?: string | null };
+export type KeyFields = {
+  plan: Plan;
+  quota: Quota;
+  label?: string | null;
+  customerId?: string | null;
+  expiresAt?: string | null;
+  /** Set by an update only (a key is created enabled). */
+  disabledAt?: string | null;
+};
 
 /** Which keys a list holds (key-query.ts). */
 export type KeyFilter = {
@@ -105,9 +119,15 @@ export interface KeyStore {
   page(query: KeyQuery): Promise<ApiKey[]>;
   /** How many keys pass the filter, on every page. */
   count(filter: KeyFilter): Promise<number>;
-  /** Sets an active key's plan, limits, label and customer; undefined when there is no such active key. */
+  /**
+   * Sets an active key's plan, limits, label, customer, expiry and disable; undefined when there is no such
+   * active key.
+   */
   update(id: string, fields: Required<KeyFields>): Promise<ApiKey | undefined>;
-  /** The active key a bearer token names, or undefined (malformed, unknown, wrong secret, revoked). */
+  /**
+   * The active key a bearer token names, or undefined (malformed, unknown, wrong secret, revoked). An
+   * expired or disabled key is answered: the gate tells its holder why it is refused (api/identify.ts).
+   */
   verify(token: string): Promise<ApiKey | undefined>;
   list(): Promise<ApiKey[]>;
   /** Revokes a key; false when there is no such active key. */
@@ -162,11 +182,51 @@ export interface UsageStore {
   prune(before: string): Promise<number>;
 }
 
+/** A key's terms as an admin change found or left them (the audit trail's before and after). */
+export type KeyTerms = {
+  plan: Plan;
+  quota: Quota;
+  label: string | null;
+  customerId: string | null;
+  /** Absent from events stored before keys had an expiry and a disable. */
+  expiresAt?: string | null;
+  disabled?: boolean;
+};
+
+/** One change made through the admin API, as the audit trail stores it. */
+export type AuditRecord = {
+  /** When the change was made (ISO). */
+  at: string;
+  /** The admin token's name in ADMIN_TOKENS, and its fingerprint. */
+  actor: { name: string; token: string };
+  operation: string;
+  keyId: string;
+  requestId: string;
+  before: KeyTerms | null;
+  after: KeyTerms | null;
+  previousSecretValidUntil: string | null;
+  reset: string[] | null;
+};
+/** An audit record as stored: its number, higher for later records. */
+export type AuditEvent = AuditRecord & { id: number };
+
+/** Which audit events a page holds: those that match every filter given, numbered below `before`. */
+export type AuditFilter = { keyId?: string; actor?: string; operation?: string };
+
+export interface AuditStore {
+  add(record: AuditRecord): Promise<void>;
+  /** Up to `limit` events, newest first, numbered below `before` (when given), that pass the filter. */
+  page(filter: AuditFilter & { before?: number | undefined; limit: number }): Promise<AuditEvent[]>;
+  /** Deletes the events made before `before` (ISO). */
+  prune(before: string): Promise<number>;
+}
+
 export interface Store {
   pets: PetStore;
   keys: KeyStore;
   idempotency: IdempotencyStore;
   usage: UsageStore;
+  audit: AuditStore;
   /** A value kept once per store (e.g. the cursor signing secret), created on first use. */
   setting(name: string, create: () => string): Promise<string>;
   /**

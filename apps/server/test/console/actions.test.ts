@@ -1,16 +1,25 @@
 // The console's actions in headless Chromium, each behind its confirmation, and each one's effect seen
 // through the public API: create (the secret shown once, copied, working; an Idempotency-Key sent), a plan
 // change that raises X-RateLimit-Limit, the Error body's message of a refused change, a rotation whose grace
-// expires, a revocation, an unban that ends the 429s of a ban (and one that starts a used-up minute over),
+// expires (shown on the key), a disable undone, an expiry set and cleared, a revocation, an unban that ends the 429s of a ban (and one that starts a used-up minute over),
 // and a confirmation cancelled by Escape.
 import { createAdminClient } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
 import { call, launchChromium } from '../support/harness.js';
-import { adminToken, type ConsolePage, checkView, chromium, consoleSuite, recordErrors } from './browser.js';
+import {
+  adminToken,
+  billingToken,
+  type ConsolePage,
+  checkView,
+  chromium,
+  consoleSuite,
+  recordErrors,
+} from './browser.js';
 
 // Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
 const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } } });
-const admin = () => createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token: adminToken });
+const admin = (token = adminToken) =>
+  createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token });
 const pets = (secret: string) => call(`${suite.server.url}/v1/pets`, secret);
 const codeOf = async (res: Response) =>
   res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code;
@@ -116,7 +125,7 @@ describe.runIf(chromium)('the console, acting', () => {
     }
   });
 
-  it('moves a key to another plan: the public API’s X-RateLimit-Limit rises', async () => {
+  it('moves a key to another plan: the public API’s X-RateLimit-Limit rises, and the key’s history says who did', async () => {
     const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
       key: { id: string };
       secret: string;
@@ -131,6 +140,18 @@ describe.runIf(chromium)('the console, acting', () => {
     await expect.poll(() => page.getByRole('status').textContent()).toContain(`Done: change key ${key.id}`);
     await expect.poll(() => page.locator('.facts').textContent()).toContain('300 a minute, 10,000 a day');
     await expect.poll(async () => (await pets(secret)).headers.get('x-ratelimit-limit'), inForce).toBe('300');
+    // The history, from the store: the change on top (by the console's token, named in ADMIN_TOKENS), the
+    // create (by the client's same token) below it.
+    const history = page.getByRole('region', { name: 'History' });
+    await expect
+      .poll(async () => (await history.getByRole('row').allTextContents()).slice(1))
+      .toEqual([
+        expect.stringMatching(
+          /UTC\s*support\s*changed plan free → pro; limits 60 a minute, 1,000 a day → 300 a minute, 10,000 a day/,
+        ),
+        expect.stringMatching(/UTC\s*support\s*created on free \(60 a minute, 1,000 a day\)/),
+      ]);
+    await checkView(page, 'key-history');
   });
 
   it('shows the Error body’s message of a change the service refuses, and changes nothing', async () => {
@@ -191,6 +212,10 @@ describe.runIf(chromium)('the console, acting', () => {
     expect(secret).not.toBe(old);
     expect((await pets(secret)).status).toBe(200);
     expect((await pets(old)).status).toBe(200);
+    // The key's page says until when the old secret works (the page reads the key again after an action).
+    await expect
+      .poll(() => page.getByTestId('previous-secret').textContent())
+      .toMatch(/^works until \d{4}-.* UTC$/);
     await checkView(page, 'rotated');
     await expect.poll(async () => (await pets(old)).status, { ...inForce, timeout: 20_000 }).toBe(401);
     expect((await pets(secret)).status).toBe(200);
@@ -216,6 +241,46 @@ describe.runIf(chromium)('the console, acting', () => {
     await expect.poll(() => page.locator('.facts').textContent()).toMatch(/revoked \d{4}-/);
     expect(await page.getByRole('button', { name: /Rotate|Revoke|Change/ }).count()).toBe(0);
     await expect.poll(async () => (await pets(secret)).status, inForce).toBe(401);
+  });
+
+  it('disables a key and enables it again, and sets and clears its expiry: the public API follows, and the list says so', async () => {
+    const { key, secret } = (await admin().createKey({ plan: 'free', label: 'to disable' })) as {
+      key: { id: string };
+      secret: string;
+    };
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await openKey(page, key.id);
+    await page.getByRole('button', { name: 'Disable' }).click();
+    expect(await confirm(page, 'Disable')).toContain('until it is enabled again');
+    await expect.poll(() => page.getByTestId('state').textContent()).toMatch(/^disabled since \d{4}-/);
+    await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('key_disabled');
+    await checkView(page, 'disabled');
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await confirm(page, 'Enable');
+    await expect.poll(() => page.getByTestId('state').textContent()).toBe('active');
+    await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('ok');
+
+    // An expiry within a week: the key's state and the list say it is near; cleared, it is gone.
+    const soon = new Date(Date.now() + 3 * 86_400_000).toISOString();
+    const expiry = page.getByLabel(/^Expires at/);
+    await expiry.fill('31 January');
+    expect(await page.getByRole('button', { name: 'Set expiry' }).isDisabled()).toBe(true);
+    await expiry.fill(soon);
+    await page.getByRole('button', { name: 'Set expiry' }).click();
+    expect(await confirm(page, 'Set the expiry')).toContain('stops opening the API at');
+    await expect
+      .poll(() => page.getByTestId('expires').textContent())
+      .toBe(`${soon.slice(0, 10)} ${soon.slice(11, 19)} UTC`);
+    expect(await page.getByTestId('state').textContent()).toMatch(/^expires \d{4}-/);
+    expect((await admin().getKey(key.id)).expiresAt).toBe(soon);
+    await page.goto(`${suite.server.adminUrl}/console/#/keys?q=${key.id}`);
+    await expect.poll(() => page.locator('tbody tr').first().textContent()).toContain('expires ');
+    await openKey(page, key.id);
+    await page.getByRole('button', { name: 'No expiry' }).click();
+    await confirm(page, 'Clear the expiry');
+    await expect.poll(() => page.getByTestId('expires').textContent()).toBe('never');
+    expect((await admin().getKey(key.id)).expiresAt).toBeNull();
   });
 
   it('unbans a banned key: its temporarily_banned 429s stop', async () => {
@@ -261,5 +326,41 @@ describe.runIf(chromium)('the console, acting', () => {
     expect(await confirm(page, 'Unban and reset')).toMatch(/minute starts over with its whole limit/);
     await expect.poll(() => page.getByTestId('ban').textContent()).toBe('not banned');
     await expect.poll(async () => codeOf(await pets(secret)), inForce).toBe('ok');
+  });
+
+  it('lists every key’s changes in the Audit view, filtered by who, what and which key, the filters in the address', async () => {
+    const first = (await admin(billingToken).createKey({ plan: 'free', label: 'audited' })).key.id;
+    const second = (await admin().createKey({ plan: 'free' })).key.id;
+    await admin().updateKey(first, { plan: 'business' });
+    await admin(billingToken).revokeKey(second);
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit' }).click();
+    await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
+    const rows = () => page.getByRole('row').allTextContents();
+    // Newest first, every key's (other tests' changes below these four).
+    await expect
+      .poll(async () => (await rows()).slice(1, 5))
+      .toEqual([
+        expect.stringMatching(new RegExp(`billing${second}revoked`)),
+        expect.stringMatching(new RegExp(`support${first}changed plan free → business`)),
+        expect.stringMatching(new RegExp(`support${second}created on free`)),
+        expect.stringMatching(new RegExp(`billing${first}created on free`)),
+      ]);
+    await page.getByLabel('Who (token name)').fill('billing');
+    await page.getByLabel('What').selectOption('createKey');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await expect.poll(() => page.url()).toContain('#/audit?actor=billing&operation=createKey');
+    expect(await page.getByLabel('What').inputValue()).toBe('createKey'); // the form says what is shown
+    await expect
+      .poll(async () => (await rows()).slice(1).every((row) => /billing[0-9a-f]{12}created on/.test(row)))
+      .toBe(true);
+    expect((await rows()).some((row) => row.includes(first))).toBe(true);
+    await checkView(page, 'audit');
+    // A key's id in the filter, from the address: only its changes; its id links to its page.
+    await page.goto(`${suite.server.adminUrl}/console/#/audit?keyId=${second}`);
+    await expect.poll(async () => (await rows()).length).toBe(3);
+    await page.getByRole('link', { name: second }).first().click();
+    await page.getByRole('heading', { name: `Key ${second}` }).waitFor();
   });
 });

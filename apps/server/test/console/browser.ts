@@ -11,7 +11,9 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { backend, launchChromium, startServer, type TestServer } from '../support/harness.js';
 
 export const chromium = toolFor('the console in a real browser', 'chromium');
+/** The console's token, named `support` in ADMIN_TOKENS; `billingToken`, another system's, `billing`. */
 export const adminToken = 'c'.repeat(40);
+export const billingToken = 'd'.repeat(40);
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const shots = fileURLToPath(new URL(`../../test-results/console/${backend}/`, import.meta.url));
@@ -25,7 +27,10 @@ export function consoleSuite(options: Parameters<typeof startServer>[0] = {}) {
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     if (!chromium) return;
-    server = await startServer({ adminTokens: [adminToken], ...options });
+    server = await startServer({
+      adminTokens: [`support:${adminToken}`, `billing:${billingToken}`],
+      ...options,
+    });
     browser = await launchChromium();
     mkdirSync(shots, { recursive: true });
   });

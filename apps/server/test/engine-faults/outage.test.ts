@@ -12,6 +12,7 @@ import { fallbackEpoch } from '../../src/limits/counter-store.js';
 import { instancesCountMs } from '../../src/limits/insured.js';
 import { Leases } from '../../src/limits/leases.js';
 import { openBackend } from '../../src/store/open.js';
+import { migrationLock } from '../../src/store/postgres/database.js';
 import { backend, postgresUrl } from '../support/backends.js';
 import {
   call,
@@ -60,6 +61,23 @@ async function relay(host: string, port: number) {
 }
 
 describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
+  it("starts while another instance holds the migrations' lock past the statement timeout: it waits for them", async () => {
+    const store = await freshStore();
+    const holder = new pg.Client({ connectionString: store.DATABASE_URL });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock($1)', [migrationLock]); // as an instance migrating
+    const released = sleep(1_500).then(() => holder.query('COMMIT'));
+    const started = performance.now();
+    // A request may wait 300 ms for a lock; a start waits for the other instance's migrations.
+    const server = await startServer({ store, env: { DATABASE_STATEMENT_TIMEOUT_MS: '300' } });
+    cleanups.push(() => server.close());
+    await released;
+    expect(performance.now() - started).toBeGreaterThan(1_000);
+    expect((await call(`${server.url}/v1/pets`, await server.key())).status).toBe(200);
+  });
+
   it('a table locked by another session past the statement timeout: 503 with Retry-After, not 500', async () => {
     const server = await startServer({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '300' } });
     cleanups.push(() => server.close());
@@ -327,13 +345,21 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     for (let i = 0; i < 30 && !saidEmpty(); i++) await sleep(100);
     expect(server.logs.join('')).toContain('Redis came back empty');
     expect(other.logs.join('')).toContain('Redis came back empty');
-    // Shared again: what this instance admitted meanwhile is added to the fresh Redis's window (each
-    // admission counted once), before it leases more.
-    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    // Shared again: what each instance admitted meanwhile (4 and 5) is added to the fresh Redis's window,
+    // each admission once, at its next report (5 s) or before it leases more, whichever comes first. The
+    // window then holds its limit: both instances refuse, from the shared window, and add nothing.
     const redisView = new Redis(redis.url);
     cleanups.push(() => redisView.disconnect());
-    const prefix = store.REDIS_KEY_PREFIX as string;
-    expect(Number(await redisView.get(`${prefix}minute:${tokenParts(key).id}`))).toBeGreaterThanOrEqual(5);
+    const minute = `${store.REDIS_KEY_PREFIX as string}minute:${tokenParts(key).id}`;
+    const shared = async () => Number(await redisView.get(minute));
+    for (let i = 0; i < 80 && (await shared()) < 9; i++) await sleep(100);
+    expect(await shared()).toBe(9);
+    for (const instance of [server, other]) {
+      const refused = await call(`${instance.url}/v1/pets`, key);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(1); // the window's end, not a lease's
+    }
+    expect(await shared()).toBe(9);
     server.expectNoContractViolations();
     other.expectNoContractViolations();
   });

@@ -13,6 +13,7 @@ import { openDatabase } from '../../src/store/postgres/database.js';
 import { backend, freshStore, redisUrl, storePrefix, type TestStore } from '../support/backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
 import { clusterBin, runAs } from '../support/partition.js';
+import { startPgbouncer } from '../support/pgbouncer.js';
 
 const start = processesStoppedAfterEach();
 const cleanups: (() => unknown)[] = [];
@@ -21,25 +22,42 @@ afterEach(async () => {
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Load = { statuses: Map<number, number>; created: number[]; stop: () => Promise<void> };
+type Load = {
+  statuses: Map<number, number>;
+  created: number[];
+  /** Names of creates answered 503 `service_unavailable`: "nothing was changed". */
+  unchanged: string[];
+  /** How many creates were answered 503 `write_unconfirmed` (made or not). */
+  unconfirmed: number;
+  stop: () => Promise<void>;
+};
 
-/** `clients` loops of creates and lists against `server` until stopped; every answer's status counted. */
+/**
+ * `clients` loops of creates and lists against `server` until stopped; every answer's status counted, and
+ * each create's outcome kept: made (201, its id), or not made (503 `service_unavailable`, its name).
+ * A 503 `write_unconfirmed` may be either.
+ */
 function load(server: ServerProcess, key: string, clients = 8): Load {
   const statuses = new Map<number, number>();
   const created: number[] = [];
+  const unchanged: string[] = [];
+  let unconfirmed = 0;
   let running = true;
   const loop = async (n: number) => {
     for (let i = 0; running; i++) {
       const create = (n + i) % 2 === 0;
+      const name = `Load ${n}-${i}`;
       try {
         const res = await call(
           `${server.url}/v1/pets${create ? '' : '?limit=20'}`,
           key,
-          create ? { method: 'POST', body: JSON.stringify({ name: `Load ${n}-${i}`, categoryId: 1 }) } : {},
+          create ? { method: 'POST', body: JSON.stringify({ name, categoryId: 1 }) } : {},
         );
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        const body = (await res.json()) as { id?: number };
+        const body = (await res.json()) as { id?: number; code?: string };
         if (res.status === 201) created.push(body.id as number);
+        if (create && body.code === 'service_unavailable') unchanged.push(name);
+        if (body.code === 'write_unconfirmed') unconfirmed++;
         if (res.status === 503) expect(res.headers.get('retry-after')).toBe('5');
       } catch {
         statuses.set(0, (statuses.get(0) ?? 0) + 1); // the connection itself failed: the process is gone
@@ -51,6 +69,10 @@ function load(server: ServerProcess, key: string, clients = 8): Load {
   return {
     statuses,
     created,
+    unchanged,
+    get unconfirmed() {
+      return unconfirmed;
+    },
     stop: async () => {
       running = false;
       await Promise.all(loops);
@@ -82,6 +104,11 @@ async function expectRecovered(server: ServerProcess, key: string, traffic: Load
       traffic.created.map(String),
     ]);
     expect(rows.length).toBe(traffic.created.length);
+    // A create answered "nothing was changed" was not made, whatever the fault did to its connection.
+    const made = await client.query('SELECT name FROM pets WHERE name = ANY($1::text[])', [
+      traffic.unchanged,
+    ]);
+    expect(made.rows).toEqual([]);
   } finally {
     await client.end();
   }
@@ -245,8 +272,15 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
       const children = spawnSync('ps', ['-o', 'pid=', '--ppid', postmaster], { encoding: 'utf8' }).stdout;
       return [postmaster, ...children.split('\n')].map((pid) => Number(pid.trim())).filter(Boolean);
     };
+    /** Signals every process listed; one that ended since the listing (a backend whose client left) is skipped. */
     const signal = (name: NodeJS.Signals) => {
-      for (const pid of processes()) process.kill(pid, name);
+      for (const pid of processes()) {
+        try {
+          process.kill(pid, name);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+        }
+      }
     };
     cleanups.push(() => signal('SIGCONT'));
     return {
@@ -336,3 +370,41 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     await expectRecovered(server, key, traffic, url);
   });
 });
+
+// On the postgres project, through a PgBouncer of the test's own (the pgbouncer program, which the
+// postgres+pgbouncer project needs too: vitest.config.ts).
+describe.runIf(backend === 'postgres' && process.env.TEST_PGBOUNCER_BIN)(
+  'PgBouncer killed under load',
+  () => {
+    it('kill -9 and a start again, three times: 503s meanwhile, recovery, and every create answered as it happened', async () => {
+      const store = await freshStore();
+      const port = await freePort();
+      const bouncer = await startPgbouncer(port, new URL(store.DATABASE_URL));
+      cleanups.push(() => bouncer.stop());
+      const through = new URL(store.DATABASE_URL);
+      through.port = String(port);
+      const { server, key } = await serverOn({ ...store, DATABASE_URL: through.toString() });
+      // Straight to PostgreSQL: a lock that holds creates in flight, sent and waiting, when PgBouncer dies.
+      const control = new pg.Client({ connectionString: store.DATABASE_URL });
+      await control.connect();
+      cleanups.push(() => control.end());
+      const traffic = load(server, key);
+      for (let round = 0; round < 3; round++) {
+        await sleep(500);
+        await control.query('BEGIN');
+        await control.query('LOCK TABLE pets IN EXCLUSIVE MODE'); // reads go on, creates wait
+        await sleep(300);
+        await bouncer.kill();
+        // PostgreSQL carries out the creates it had received once the lock goes: their clients were told
+        // the outcome is unknown (write_unconfirmed), never that nothing was changed.
+        await control.query('COMMIT');
+        await sleep(200);
+        await bouncer.start();
+      }
+      await sleep(700);
+      await traffic.stop();
+      await expectRecovered(server, key, traffic, store.DATABASE_URL);
+      expect(traffic.unconfirmed).toBeGreaterThan(0); // the case above happened
+    });
+  },
+);

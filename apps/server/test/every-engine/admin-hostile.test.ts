@@ -2,6 +2,7 @@
 // PostgreSQL cannot store them (U+0000), forged cursors, and fast-check's arbitrary strings and JSON in
 // every field and query parameter of createKey, updateKey and listKeys. Each answer must be: never a 5xx,
 // the Error shape on every failure, and a refused request changes nothing.
+import { adminLimits } from '@animal-store/client/admin';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../support/backends.js';
@@ -96,6 +97,46 @@ describe(`U+0000 and control characters in the admin API (${backend})`, () => {
     const first = (await (await request('/keys?limit=2')).json()) as { nextCursor: string };
     expect(first.nextCursor).toMatch(/^[A-Za-z0-9_-]+$/);
     expect((await request(`/keys?limit=2&cursor=${first.nextCursor}`)).status).toBe(200);
+  });
+});
+
+// The bounds the console's forms check before sending (adminLimits, generated from the admin contract) are
+// the ones this server enforces: each edge accepted, one past it a 400 naming the field.
+describe(`the admin contract's bounds, as the console reads them (${backend})`, () => {
+  const { label, customerId, perMinute, gracePeriodSeconds, search, auditActor, keyId } = adminLimits;
+  const enterprise = (limit: number) => ({ plan: 'enterprise', limits: { perMinute: limit, perDay: limit } });
+  it.each([
+    [
+      'label',
+      { plan: 'free', label: 'l'.repeat(label.maxLength) },
+      { plan: 'free', label: 'l'.repeat(label.maxLength + 1) },
+    ],
+    [
+      'customerId',
+      { plan: 'free', customerId: 'c'.repeat(customerId.maxLength) },
+      { plan: 'free', customerId: 'c'.repeat(customerId.maxLength + 1) },
+    ],
+    ['limits', enterprise(perMinute.maximum), enterprise(perMinute.maximum + 1)],
+  ])('createKey: a %s at the bound is created, one past it is a 400', async (field, within, past) => {
+    expect((await send('POST', '/keys', within)).status).toBe(201);
+    await expectRefused(await send('POST', '/keys', past), `body.${field}`);
+  });
+
+  it('rotateKey: the longest grace is taken, one second more is a 400', async () => {
+    const created = (await (await send('POST', '/keys', { plan: 'free' })).json()) as { key: { id: string } };
+    const rotate = (seconds: number) =>
+      send('POST', `/keys/${created.key.id}/rotate`, { gracePeriodSeconds: seconds });
+    await expectRefused(await rotate(gracePeriodSeconds.maximum + 1), 'body.gracePeriodSeconds');
+    expect((await rotate(gracePeriodSeconds.maximum)).status).toBe(200);
+  });
+
+  it.each([
+    ['/keys', 'q', 's'.repeat(search.maxLength), 's'.repeat(search.maxLength + 1)],
+    ['/audit-events', 'actor', 'a'.repeat(auditActor.maxLength), 'a'.repeat(auditActor.maxLength + 1)],
+    ['/audit-events', 'keyId', '0'.repeat(keyId.length), '0'.repeat(keyId.length + 1)],
+  ])('%s?%s at the bound is answered, one past it is a 400', async (path, name, within, past) => {
+    expect((await request(`${path}?${name}=${within}`)).status).toBe(200);
+    await expectRefused(await request(`${path}?${name}=${past}`), `query.${name}`);
   });
 });
 

@@ -3,9 +3,17 @@
 // Cluster of three primaries with a replica each (a primary killed, then a slot moved key by key). Run by
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
+import { freePort } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
-import { call, freshStore, startServer, type TestServer, tokenParts } from '../support/harness.js';
+import {
+  call,
+  freshStore,
+  startProcess,
+  startServer,
+  type TestServer,
+  tokenParts,
+} from '../support/harness.js';
 import { startCluster, startSentinels } from '../support/redis-topologies.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -36,7 +44,11 @@ function load(servers: TestServer[], key: string) {
   });
   return {
     answers,
+    /** Stops the loops once more than 200 were admitted (a loaded machine admits fewer a second). */
     async stop() {
+      for (const deadline = Date.now() + 30_000; admittedOf(answers) <= 200 && Date.now() < deadline; ) {
+        await sleep(50);
+      }
       running = false;
       await Promise.all(loops);
       return answers;
@@ -54,7 +66,7 @@ function load(servers: TestServer[], key: string) {
 }
 
 /** When every instance says its limits are shared again (/readyz no longer degraded). */
-async function sharedAgain(servers: TestServer[], timeoutMs = 15_000): Promise<number> {
+async function sharedAgain(servers: { url: string; logs?: string[] }[], timeoutMs = 15_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const bodies = await Promise.all(
@@ -62,7 +74,9 @@ async function sharedAgain(servers: TestServer[], timeoutMs = 15_000): Promise<n
     );
     if (bodies.every((b) => b.status === 'ready')) return Date.now();
     if (Date.now() > deadline) {
-      const logs = servers.map((s) => s.logs.filter((l) => /Redis/.test(l)).map((l) => JSON.parse(l).msg));
+      const logs = servers.map((s) =>
+        (s.logs ?? []).filter((l) => /Redis/.test(l)).map((l) => JSON.parse(l).msg),
+      );
       throw new Error(`still degraded: ${JSON.stringify(bodies)} ${JSON.stringify(logs)}`);
     }
     await sleep(50);
@@ -233,5 +247,26 @@ describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resh
     expect(Math.abs(admitted - (counted as number))).toBeLessThanOrEqual(
       traffic.admittedJustBefore(killedAt),
     );
+  });
+});
+
+describe.runIf(redisTopology === 'sentinel')('a Sentinel the URL names that refuses connections', () => {
+  it('writes nothing outside the log, at start or after a failover, and the limits are shared', async () => {
+    const sentinels = await startSentinels();
+    cleanups.push(() => sentinels.stop());
+    // Named first in the URL, so every client asks it first: nothing listens there.
+    const refusing = await freePort();
+    const url = sentinels.url.replace('redis+sentinel://', `redis+sentinel://127.0.0.1:${refusing},`);
+    const server = await startProcess({ ...(await freshStore()), REDIS_URL: url, NODE_ENV: 'production' });
+    cleanups.push(() => server.stop());
+    await sentinels.failover();
+    await sharedAgain([server]);
+    const lines = server.output().split('\n').filter(Boolean);
+    // ioredis's own "[ioredis] Unhandled error event: … ECONNREFUSED" with its stack went to stderr at
+    // start and after each failover (the failover detector's Sentinel clients had no error listener).
+    expect(lines.filter((line) => !line.startsWith('{'))).toEqual([]);
+    // Said once in the log instead, naming the Sentinel, however often it is asked.
+    const said = lines.filter((line) => line.includes('a Sentinel cannot be reached'));
+    expect(said.map((line) => JSON.parse(line).sentinel)).toEqual([`127.0.0.1:${refusing}`]);
   });
 });

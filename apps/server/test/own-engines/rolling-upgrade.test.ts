@@ -1,13 +1,12 @@
 // A rolling upgrade from 1.1.0, as an operator runs one on PostgreSQL + Redis: an instance of 1.1.0 (built
-// from its commit, on the Node it ran on: release-1.1.ts) and one of this release side by side on one
+// from its commit, on the Node it ran on: releases.ts) and one of this release side by side on one
 // store under a request loop, then the old one stopped. The usage this release reports never understates
 // what was admitted while both ran (1.1.0 reports no admissions: what it took counts as used), and equals
 // it once the old instance is gone; the old instance's answers still read.
-import { spawnUntilReady } from '@animal-store/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshStore } from '../support/backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess } from '../support/harness.js';
-import { type OldRelease, release11 } from '../support/release-1.1.js';
+import { type OldRelease, oldRelease, startRelease } from '../support/releases.js';
 
 const token = 'rolling-upgrade-admin-token-0123456789abcdef';
 const startNew = processesStoppedAfterEach();
@@ -16,16 +15,11 @@ afterEach(async () => {
   await Promise.all(old.splice(0).map((s) => s.stop()));
 });
 
-/** The 1.1.0 server on `env`, until its readiness line. */
+/** The 1.1.0 server on `env` (stopped after the test). */
 async function startOld(release: OldRelease, env: Record<string, string>) {
-  const spawned = await spawnUntilReady(release.node, [`${release.serverDist}/main.js`], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
-    ready: (output) => output.includes('"msg":"listening"'),
-    timeoutMs: 20_000,
-  });
-  old.push(spawned);
-  const url = /"url":"([^"]+)"/.exec(spawned.output())?.[1] as string;
-  return { ...spawned, url };
+  const started = await startRelease(release, env);
+  old.push(started);
+  return started;
 }
 
 type Window = { name: string; used: number; reserved: number; remaining: number };
@@ -36,7 +30,7 @@ const dayWindow = async (server: ServerProcess, keyId: string) => {
 };
 
 // Built once per clone (about a minute), hence the long timeout.
-const release = release11();
+const release = oldRelease('1.1.0');
 
 describe.runIf(release !== undefined)('a rolling upgrade from 1.1.0 on PostgreSQL + Redis', () => {
   it('usage never understates what was admitted while both run, and equals it once 1.1.0 is stopped', {

@@ -137,7 +137,7 @@ describe('pnpm keys: operating keys', () => {
     expect(seen.at(-1)).toBe(200);
     expect(seen.length).toBeLessThanOrEqual(6);
     expect(new Set(seen.slice(0, -1))).not.toContain('temporarily_banned');
-  }, 30_000);
+  }, 90_000); // six runs of the keys command and a server: seconds each on a busy machine
 
   it('rotate gives a new secret for the same key; the old one works during the grace period only', async () => {
     const databasePath = tempDatabase();
@@ -264,6 +264,45 @@ describe('pnpm keys: plans and usage', () => {
     await expect(keysCommand(databasePath, ...args)).rejects.toMatchObject({
       stderr: expect.stringMatching(message),
     });
+  });
+
+  it('update disables a key and enables it again, and sets and clears its expiry: list and the running server follow', async () => {
+    const databasePath = tempDatabase();
+    const created = JSON.parse(
+      (await keysCommand(databasePath, 'create', '--plan', 'free', '--json')).stdout,
+    );
+    const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
+    const code = async () => {
+      const res = await call(`${server.url}/v1/pets`, created.key);
+      return res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code;
+    };
+    expect(await code()).toBe('ok');
+    const disabled = await keysCommand(databasePath, 'update', created.id, '--disable');
+    expect(disabled.stdout).toMatch(/disabled since \d{4}-/);
+    const state = async () =>
+      (await keysCommand(databasePath, 'list')).stdout.split('\n').find((l) => l.startsWith(created.id));
+    expect(await state()).toMatch(/ disabled since \d{4}-\S+ /);
+    await expect.poll(code, { timeout: 10_000, interval: 250 }).toBe('key_disabled'); // the key cache's 5 s, and room
+    await keysCommand(databasePath, 'update', created.id, '--enable');
+    expect(await state()).toMatch(/ active /);
+    await expect.poll(code, { timeout: 10_000, interval: 250 }).toBe('ok');
+
+    const at = new Date(Date.now() + 86_400_000).toISOString();
+    const expiring = await keysCommand(databasePath, 'update', created.id, '--expires-at', at, '--json');
+    expect(JSON.parse(expiring.stdout)).toMatchObject({ expiresAt: at, disabledAt: null });
+    const refused = await keysCommand(
+      databasePath,
+      'update',
+      created.id,
+      '--expires-at',
+      '2020-01-01T00:00:00Z',
+    ).then(
+      () => undefined,
+      (error: { stderr: string }) => error.stderr,
+    );
+    expect(refused).toMatch(/--expires-at.*must be in the future/);
+    const cleared = await keysCommand(databasePath, 'update', created.id, '--expires-at', '', '--json');
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ expiresAt: null });
   });
 
   it('update refuses limits for a fixed plan, and a revoked key', async () => {

@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import { tempDatabase } from '@animal-store/test-support';
 import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, expect, inject } from 'vitest';
 import { parseRedisUrl } from '../../src/config.js';
 import { connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
@@ -28,7 +29,10 @@ export const redisUrl = inject('redisUrl') ?? process.env.TEST_REDIS_URL ?? 'red
 
 /** A client of the test's own to the Redis at `url` (any topology), as the service connects. */
 export const redisClient = (url = redisUrl): Promise<RedisClient> =>
-  connectRedis({ address: parseRedisUrl(url), keyPrefix: '', commandTimeoutMs: 5_000 });
+  connectRedis(
+    { address: parseRedisUrl(url), keyPrefix: '', commandTimeoutMs: 5_000 },
+    pino({ enabled: false }),
+  );
 
 /** Deletes every key starting with `prefix`, on every primary of a Cluster. */
 export async function deleteKeys(client: RedisClient, prefix: string): Promise<void> {

@@ -6,7 +6,8 @@ import { bodyDigest } from '../../http/body-digest.js';
 import { answers } from '../../http/http-error.js';
 import { quotaFor } from '../../plans.js';
 import type { ApiKey } from '../../store/store.js';
-import { type AdminDeps, limitNames, limitsChecked, view } from '../operation.js';
+import { changeOf } from '../audit.js';
+import { type AdminDeps, expiryChecked, limitNames, limitsChecked, view } from '../operation.js';
 
 export const createKey = ({ store, audit }: AdminDeps): RequestHandler =>
   async function createKey(req, res) {
@@ -16,6 +17,7 @@ export const createKey = ({ store, audit }: AdminDeps): RequestHandler =>
       quota: limitsChecked(() => quotaFor(body.plan, body.limits ?? {}, limitNames)),
       label: body.label ?? null,
       customerId: body.customerId ?? null,
+      expiresAt: expiryChecked(body.expiresAt) ?? null,
     };
     const location = (id: string) => `${req.baseUrl}/keys/${id}`;
     const idempotencyKey = req.get('idempotency-key');
@@ -37,11 +39,7 @@ export const createKey = ({ store, audit }: AdminDeps): RequestHandler =>
       }
       created = outcome.created;
     }
-    audit(
-      { operation: 'createKey', adminToken: res.locals.adminToken as string, keyId: created.id },
-      undefined,
-      created,
-    );
+    await audit(changeOf(req, res, 'createKey', created.id), { after: created });
     res
       .status(201)
       .location(location(created.id))

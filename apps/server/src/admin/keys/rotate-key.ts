@@ -2,7 +2,8 @@
 // period asked for, and the answer says until when, as the store recorded it.
 import type { RotatedAdminKey } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
-import { type AdminDeps, changeOf, keyIdOf, noActiveKey } from '../operation.js';
+import { changeOf } from '../audit.js';
+import { type AdminDeps, keyIdOf, noActiveKey } from '../operation.js';
 
 export const rotateKey = ({ store, audit }: AdminDeps): RequestHandler =>
   async function rotateKey(req, res) {
@@ -10,7 +11,9 @@ export const rotateKey = ({ store, audit }: AdminDeps): RequestHandler =>
     const graceSeconds = (req.body as { gracePeriodSeconds?: number } | undefined)?.gracePeriodSeconds ?? 0;
     const rotated = await store.keys.rotate(id, graceSeconds);
     if (!rotated) throw noActiveKey(id, await store.keys.get(id));
-    audit(changeOf(req, res, 'rotateKey'));
+    await audit(changeOf(req, res, 'rotateKey', id), {
+      previousSecretValidUntil: rotated.previousValidUntil,
+    });
     res.json({
       id,
       secret: rotated.key,

@@ -1,7 +1,8 @@
 // unbanKey: ends the key's ban and clears its record of violations; `reset` starts windows over too.
 import type { RequestHandler } from 'express';
 import type { WindowName } from '../../plans.js';
-import { type AdminDeps, changeOf, keyIdOf, noKey } from '../operation.js';
+import { changeOf } from '../audit.js';
+import { type AdminDeps, keyIdOf, noKey } from '../operation.js';
 
 /** The windows `?reset=minute,day` names (the validator has checked each against the contract's enum). */
 const windowsOf = (reset: unknown): WindowName[] =>
@@ -14,6 +15,6 @@ export const unbanKey = ({ store, limiter, audit }: AdminDeps): RequestHandler =
     await limiter.unban(id);
     const reset = windowsOf(req.query.reset);
     if (reset.length > 0) await limiter.resetWindows(id, reset);
-    audit(changeOf(req, res, 'unbanKey'));
+    await audit(changeOf(req, res, 'unbanKey', id), { reset });
     res.status(204).end();
   };

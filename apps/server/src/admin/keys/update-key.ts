@@ -1,11 +1,12 @@
-// updateKey: a key's plan, limits, label or customer. New terms (plan or limits) end the key's ban, and no
+// updateKey: a key's plan, limits, label, customer, expiry or disable. New terms (plan or limits) end the key's ban, and no
 // instance bans it while they propagate (limits/policy.ts termsChanged).
 import type { AdminKeyUpdate } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
 import { keyAfter, termsDiffer } from '../../store/key-change.js';
+import { changeOf } from '../audit.js';
 import {
   type AdminDeps,
-  changeOf,
+  expiryChecked,
   keyIdOf,
   limitNames,
   limitsChecked,
@@ -18,13 +19,14 @@ export const updateKey = ({ store, limiter, audit }: AdminDeps): RequestHandler 
     const id = keyIdOf(req);
     const current = await store.keys.get(id);
     if (!current || current.revokedAt) throw noActiveKey(id, current);
-    const change = req.body as AdminKeyUpdate;
+    const change = { ...(req.body as AdminKeyUpdate) };
+    if ('expiresAt' in change) change.expiresAt = expiryChecked(change.expiresAt) ?? null;
     const updated = await store.keys.update(
       id,
       limitsChecked(() => keyAfter(current, change, limitNames)),
     );
     if (!updated) throw noActiveKey(id, current);
     if (termsDiffer(current, updated)) await limiter.termsChanged(id);
-    audit(changeOf(req, res, 'updateKey'), current, updated);
+    await audit(changeOf(req, res, 'updateKey', id), { before: current, after: updated });
     res.json(view(updated));
   };

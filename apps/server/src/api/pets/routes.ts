@@ -34,15 +34,15 @@ export function petRoutes(
         typeof req.query[name] === 'string' ? [[name, req.query[name]]] : [],
       ),
     );
-    // The id filter, read from the raw query text so that every int64 is exact.
-    // (The raw text, too, tells what the client sent: the validator fills in limit's default.)
-    const raw = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
-    const rawIds = raw.getAll('id');
-    if (rawIds.length > 0) {
+    // The id filter, read from the raw query text so that every int64 is exact (parsed only when the
+    // query names it: the validator let the name through). The raw text, too, tells what the client sent:
+    // the validator fills in limit's default.
+    if (req.query.id !== undefined) {
+      const raw = new URLSearchParams(req.originalUrl.split('?')[1] ?? '');
       for (const name of ['limit', 'cursor']) {
         if (raw.has(name)) throw new HttpError(400, `query.${name} cannot be combined with query.id.`);
       }
-      const ids = rawIds.map(int64);
+      const ids = raw.getAll('id').map(int64);
       if (ids.some((id) => id === undefined)) {
         throw new HttpError(400, 'query.id must be integers from 1 to 9223372036854775807.');
       }

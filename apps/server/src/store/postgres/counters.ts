@@ -6,6 +6,23 @@ import type { Pg } from './database.js';
 export function postgresCounters({ query }: Pg, now = () => Date.now()): CounterStore {
   return {
     async take(key, want, limit, windowMs, lease) {
+      if (want === 0) {
+        // A take of nothing (a look: limits/leases.ts inStore) reads the window and starts none, as on Redis.
+        const at = now();
+        const [running] = await query<{ used: string; reset_at: string; held_until: string }>(
+          `SELECT points AS used, expire AS reset_at,
+             CASE WHEN held_until > $2 AND held_by IS DISTINCT FROM $3::text THEN held_until ELSE 0 END AS held_until
+           FROM rate_limits WHERE key = $1 AND expire > $2`,
+          [key, at, lease?.holder ?? null],
+        );
+        if (!running) return { granted: 0, used: 0, resetAt: at + windowMs, heldUntil: 0 };
+        return {
+          granted: 0,
+          used: Number(running.used),
+          resetAt: Number(running.reset_at),
+          heldUntil: Number(running.held_until),
+        };
+      }
       // In DO UPDATE, r.* is the row before the update: `granted` records what this take got; a lease's
       // grant moves the hold to now + holdMs at least, `held_by` naming its holder while no other holds (a
       // new window forgets the old one's). RETURNING reads the row after: the hold of others.

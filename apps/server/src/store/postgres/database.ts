@@ -1,6 +1,8 @@
 // Opens the PostgreSQL pool and brings the schema up to date: versioned migrations, run at start under an
 // advisory lock (N instances starting at once migrate once). Connection-level and "not now" failures
 // become StoreUnavailableError (503) here; the pool reconnects by itself when the server returns.
+import { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { petStatuses } from '@animal-store/spec';
 import pg from 'pg';
 import { planNames } from '../../plans.js';
@@ -70,9 +72,30 @@ const migrations: string[] = [
   // (counters.ts).
   `ALTER TABLE rate_limits ADD COLUMN held_until BIGINT NOT NULL DEFAULT 0;
    ALTER TABLE rate_limits ADD COLUMN held_by TEXT;`,
+  // Unreleased (after 2.2.0): the audit trail of the admin API (audit.ts).
+  `CREATE TABLE audit_events (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     made_at TEXT NOT NULL,
+     actor_name TEXT NOT NULL,
+     actor_token TEXT NOT NULL,
+     operation TEXT NOT NULL,
+     key_id TEXT NOT NULL,
+     request_id TEXT NOT NULL,
+     terms_before TEXT,
+     terms_after TEXT,
+     previous_secret_valid_until TEXT,
+     reset_windows TEXT
+   );
+   CREATE INDEX audit_events_key_id ON audit_events (key_id, id);
+   CREATE INDEX audit_events_made_at ON audit_events (made_at);`,
+  // Unreleased (after 2.2.0): a key's expiry and its reversible disable (admin API: updateKey).
+  `ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+   ALTER TABLE api_keys ADD COLUMN disabled_at TEXT;`,
 ];
+/** How long the migrations at start may take, each statement and each wait (at least the statement timeout). */
+const migrationTimeoutMs = 120_000;
 /** Any constant: the advisory lock that serialises migrations across instances. */
-const migrationLock = 0x616e696d; // "anim"
+export const migrationLock = 0x616e696d; // "anim"
 
 /**
  * SQLSTATE classes that mean "not now" rather than "never": connection, shutdown, statement, lock or
@@ -198,6 +221,22 @@ async function connectWithin(pool: pg.Pool, ms: number): Promise<pg.PoolClient> 
   }
 }
 
+/**
+ * Ends a connection given up on (its answer missed the deadline, or it broke) with a TCP reset, so that a
+ * statement cut off by a partition never arrives after it heals. Over TLS it is destroyed as pg would:
+ * a TLS socket cannot reset (Node throws ERR_INVALID_HANDLE_TYPE), and resetting the TCP socket under a
+ * live one crashes the process (measured on Node 24), so there the kernel may still deliver it. One
+ * without a handle (already closed) is destroyed.
+ * Written by hand: docs/decisions.md#pg-connection-reset
+ */
+export function resetConnection(client: pg.PoolClient): void {
+  const socket = (Reflect.get(client, 'connection') as { stream?: unknown } | undefined)?.stream;
+  if (!(socket instanceof Socket) || socket.destroyed) return;
+  socket.on('error', () => {}); // what its end may still say: it is discarded
+  if (socket instanceof TLSSocket || !Reflect.get(socket, '_handle')) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 export type PostgresOptions = { url: string; poolSize: number; statementTimeoutMs: number };
 
 /** Connects and migrates (once across instances); throws StoreOpenError with an operator's message. */
@@ -211,24 +250,35 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
   // with the same error (a 503), and the client is released with it, so the pool discards it.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('release', (error: Error | boolean | undefined, client) => {
+    if (error === true || (error instanceof Error && connectionLost(error))) resetConnection(client);
+  });
   try {
     // One transaction under a transaction-level advisory lock: N instances starting at once migrate once,
     // and a pooler in transaction mode (PgBouncer) keeps the lock and the migrations on one server
     // connection (a session lock and statements outside a transaction could each land on another).
     const client = await pool.connect();
+    // The migrations run under deadlines of their own, not the requests' statement timeout: a migration
+    // on a big table, or an instance waiting for another's migrations under the lock, may take longer than
+    // any request may (with DATABASE_STATEMENT_TIMEOUT_MS=300, a start on a busy machine was cut off in its
+    // transaction and failed). Still bounded, so that a start never hangs on a database that stopped.
+    const migrationMs = Math.max(migrationTimeoutMs, options.statementTimeoutMs);
+    const migrate = (text: string, values?: unknown[]) =>
+      client.query({ text, values, query_timeout: migrationMs + networkMarginMs } as pg.QueryConfig);
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
-      await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
-      const { rows } = await client.query<{ v: number | null }>(
-        'SELECT max(version) AS v FROM schema_migrations',
-      );
+      await migrate('BEGIN');
+      for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
+        await migrate(`SET LOCAL ${setting} = ${migrationMs}`);
+      await migrate('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
+      await migrate('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
+      const { rows } = await migrate('SELECT max(version) AS v FROM schema_migrations');
+      const done = Number((rows[0] as { v: number | null } | undefined)?.v ?? 0);
       for (const [index, sql] of migrations.entries()) {
-        if (index < (rows[0]?.v ?? 0)) continue;
-        await client.query(sql);
-        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
+        if (index < done) continue;
+        await migrate(sql);
+        await migrate('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
       }
-      await client.query('COMMIT');
+      await migrate('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});
       throw error;

@@ -2,6 +2,7 @@
 // same file shape as store/sqlite.
 import { readinessRead } from '../rows.js';
 import type { Store } from '../store.js';
+import { createPostgresAuditStore } from './audit.js';
 import { openDatabase, type Pg, type PostgresOptions } from './database.js';
 import { createPostgresIdempotencyStore } from './idempotency.js';
 import { createPostgresKeyStore } from './keys.js';
@@ -18,6 +19,7 @@ export function postgresStore(pg: Pg): Store {
     keys: createPostgresKeyStore(pg),
     idempotency: createPostgresIdempotencyStore(pg),
     usage: createPostgresUsageStore(pg),
+    audit: createPostgresAuditStore(pg),
     async setting(name, create) {
       await query('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
         name,

@@ -1,12 +1,17 @@
 // API keys on PostgreSQL.
-import { type KeyFilterName, keyFilterClause, keyFilterValues, keyOrder } from '../key-query.js';
+import {
+  type KeyFilterName,
+  keyFilterClause,
+  keyFilterNames,
+  keyFilterValues,
+  keyOrder,
+} from '../key-query.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, KeyStore } from '../store.js';
 import type { Pg } from './database.js';
 
 /** The filter's values as positional parameters from `$first` on, each typed (a null's type is not known). */
-const filterNames: KeyFilterName[] = ['plan', 'customerId', 'revoked', 'contains', 'prefix'];
 const types: Record<KeyFilterName, string> = {
   plan: 'text',
   customerId: 'text',
@@ -15,9 +20,9 @@ const types: Record<KeyFilterName, string> = {
   prefix: 'text',
 };
 const filteredFrom = (first: number) =>
-  keyFilterClause((name) => `$${first + filterNames.indexOf(name)}::${types[name]}`);
+  keyFilterClause((name) => `$${first + keyFilterNames.indexOf(name)}::${types[name]}`);
 
-const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 
 export function createPostgresKeyStore({ query }: Pg): KeyStore {
   return {
@@ -58,7 +63,7 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       const rows = await query<KeyRow>(
         `SELECT * FROM api_keys WHERE (created_at, id) ${beyond} ($1, $2) AND ${filteredFrom(4)}
           ORDER BY ${orderBy} LIMIT $3`,
-        [after.createdAt, after.id, q.limit, ...filterNames.map((name) => values[name])],
+        [after.createdAt, after.id, q.limit, ...keyFilterNames.map((name) => values[name])],
       );
       return rows.map(toKey);
     },
@@ -66,15 +71,24 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
       const values = keyFilterValues(filter);
       const [row] = await query<{ n: string }>(
         `SELECT count(*) AS n FROM api_keys WHERE ${filteredFrom(1)}`,
-        filterNames.map((name) => values[name]),
+        keyFilterNames.map((name) => values[name]),
       );
       return Number(row?.n ?? 0);
     },
     async update(id, fields) {
       const [row] = await query<KeyRow>(
-        `UPDATE api_keys SET plan = $2, per_minute = $3, per_day = $4, label = $5, customer_id = $6
+        `UPDATE api_keys SET plan = $2, per_minute = $3, per_day = $4, label = $5, customer_id = $6,
+           expires_at = $7, disabled_at = $8
           WHERE id = $1 AND revoked_at IS NULL RETURNING *`,
-        [id, fields.plan, ...storedLimits(fields.plan, fields.quota), fields.label, fields.customerId],
+        [
+          id,
+          fields.plan,
+          ...storedLimits(fields.plan, fields.quota),
+          fields.label,
+          fields.customerId,
+          fields.expiresAt,
+          fields.disabledAt,
+        ],
       );
       return row && toKey(row);
     },

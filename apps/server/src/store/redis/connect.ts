@@ -2,7 +2,8 @@
 // would fall back to per-instance memory, where a ban of record in Redis is not seen. One server, the
 // primary Sentinels name, or a Cluster (config.ts: parseRedisUrl); the counters use any of them alike (one key per
 // command or script: docs/decisions.md#redis-topologies).
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions, SentinelAddress, SentinelConnector } from 'ioredis';
+import type { Logger } from 'pino';
 import type { RedisConfig } from '../../config.js';
 import { redisHosts } from '../../config.js';
 import { StoreOpenError } from '../open-error.js';
@@ -16,6 +17,43 @@ const reconnectTimeoutMs = 2_000;
  */
 const startDeadlineMs = 5_000;
 
+/**
+ * ioredis's Sentinel connector, with an error listener on every Sentinel client it makes: a refusing
+ * Sentinel is one `warn` line per Sentinel until it answers again, once the start is over (`started`: a
+ * start that cannot reach Redis says so in its one line), never ioredis's own stderr.
+ * Written by hand: docs/decisions.md#sentinel-clients
+ */
+function sentinelConnector(
+  ioredis: { SentinelConnector: typeof SentinelConnector },
+  logger: Logger,
+  started: () => boolean,
+): RedisOptions['Connector'] {
+  const failing = new Set<string>();
+  return function Connector(options: unknown) {
+    const connector = new ioredis.SentinelConnector(
+      options as ConstructorParameters<typeof SentinelConnector>[0],
+    );
+    type MakeClient = (endpoint: Partial<SentinelAddress>, more?: Partial<RedisOptions>) => Redis;
+    const make = (Reflect.get(connector, 'connectToSentinel') as MakeClient).bind(connector);
+    const quiet: MakeClient = (endpoint, more) => {
+      const client = make(endpoint, more);
+      const where = `${endpoint.host ?? '127.0.0.1'}:${endpoint.port ?? 26379}`;
+      client.on('error', (error: Error) => {
+        if (failing.has(where) || !started()) return;
+        failing.add(where);
+        logger.warn(
+          { sentinel: where, reason: error.message },
+          'a Sentinel cannot be reached; the others are asked',
+        );
+      });
+      client.on('ready', () => failing.delete(where));
+      return client;
+    };
+    Reflect.set(connector, 'connectToSentinel', quiet);
+    return connector;
+  } as unknown as RedisOptions['Connector'];
+}
+
 /** A client of any topology: the commands the counters send are the same. */
 export type RedisClient = Redis | Cluster;
 
@@ -23,7 +61,10 @@ export type RedisClient = Redis | Cluster;
  * The connected client. Unreachable at start is a configuration error (StoreOpenError naming REDIS_URL);
  * lost later, the counters fall back to memory (counters.ts).
  */
-export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): Promise<RedisClient> {
+export async function connectRedis(
+  { address, commandTimeoutMs }: RedisConfig,
+  logger: Logger,
+): Promise<RedisClient> {
   // No offline queue and no resending: a request must not wait behind a dead connection (counters.ts falls
   // back instead). A connection that leaves a command unanswered for the command timeout is destroyed and
   // replaced (socketTimeout): after a silent partition TCP would resume it only after its back-off, tens
@@ -45,6 +86,7 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
   };
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1_000);
   let client: RedisClient;
+  let started = false;
   if (address.topology === 'cluster') {
     client = new ioredis.Cluster(address.nodes, {
       enableOfflineQueue: false,
@@ -85,6 +127,7 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
             // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
             // at the old primary's first refusal or silence.
             failoverDetector: true,
+            Connector: sentinelConnector(ioredis, logger, () => started),
           })
         : new ioredis.Redis(address.url, common);
   }
@@ -101,6 +144,7 @@ export async function connectRedis({ address, commandTimeoutMs }: RedisConfig): 
         deadline = setTimeout(() => reject(new Error('no answer')), startDeadlineMs);
       }),
     ]);
+    started = true;
     return client;
   } catch {
     client.disconnect();

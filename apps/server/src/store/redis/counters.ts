@@ -28,35 +28,47 @@ const takeRecordMs = 60_000;
 // KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
 // hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
 // hold ms, holder, the take's name ('' for none). Returns granted, used, ms until the window ends, ms until
-// the hold of other holders ends (0: none). A new window forgets the old one's hold; a grant's hold ends
-// holdMs after it at least, and a shorter hold never shortens a longer one (leases last as long as their
-// pace allows: limits/leases.ts). The hold is read only for a lease (to extend it) or when the grant leaves
-// the window used up (only then does a caller look at it: a refusal, or `remaining` 0 against 1), so a
-// single point far from the limit costs four commands and the record. A named take whose record exists was
-// undone before it arrived: it grants nothing. Seven commands for a lease's take (three before holds).
+// the hold of other holders ends (0: none). A grant's hold ends holdMs after it at least, and a shorter
+// hold never shortens a longer one (leases last as long as their pace allows: limits/leases.ts), but never
+// outlasts its window: so a new window has no hold of the old one's to forget. The window is counted up
+// first (INCRBY; the excess taken off again in the rare take that gets less than it asked, a new window's
+// end set once), so that a grant does not read the count before writing it. The hold is read only for a
+// lease (to extend it) or when the grant leaves the window used up (only then does a caller look at it: a
+// refusal, or `remaining` 0 against 1). So a single point of a running window costs three commands (the
+// script, INCRBY, PTTL) and the take's record, as a per-request counter's consume costs four. A take of
+// nothing (`want` 0, a look: limits/leases.ts inStore) writes nothing. Holds of releases before 2.3 may
+// outlast their window by a few seconds; the window after reads them as held (a wait of 1 s, no more).
 const take = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local want = tonumber(ARGV[1])
+local used
+if want > 0 then used = redis.call('INCRBY', KEYS[1], want) - want
+else used = tonumber(redis.call('GET', KEYS[1]) or '0') end
 local ttl = redis.call('PTTL', KEYS[1])
 local fresh = ttl <= 0
+local made = ttl < 0 -- no end yet: the INCRBY made the key (0: an old window's last millisecond)
 local hold = tonumber(ARGV[4])
 local holder = ARGV[5]
 local by = false
 local holdLeft = 0
-if fresh then used = 0; ttl = tonumber(ARGV[3]); redis.call('DEL', KEYS[2]) end
+if fresh then used = 0; ttl = tonumber(ARGV[3]) end
 local limit = tonumber(ARGV[2])
-local granted = math.max(0, math.min(tonumber(ARGV[1]), limit - used))
+local granted = math.max(0, math.min(want, limit - used))
 if not fresh and (hold > 0 or used + granted >= limit) then
   by = redis.call('GET', KEYS[2])
   if by then holdLeft = math.max(0, redis.call('PTTL', KEYS[2])) end
 end
 if ARGV[6] ~= '' and redis.call('SET', KEYS[3], granted, 'NX', 'GET', 'PX', ${takeRecordMs}) then granted = 0 end
-if granted > 0 then
-  if fresh then redis.call('SET', KEYS[1], granted, 'PX', ttl) else redis.call('INCRBY', KEYS[1], granted) end
-  if hold > 0 then
-    if by and by ~= holder then by = '${severalHolders}' else by = holder end
-    holdLeft = math.max(holdLeft, hold)
-    redis.call('SET', KEYS[2], by, 'PX', holdLeft)
-  end
+if fresh and want > 0 then
+  if granted == 0 then redis.call('DEL', KEYS[1])
+  elseif granted == want and made then redis.call('PEXPIRE', KEYS[1], ttl)
+  else redis.call('SET', KEYS[1], granted, 'PX', ttl) end
+elseif granted < want then
+  redis.call('DECRBY', KEYS[1], want - granted)
+end
+if granted > 0 and hold > 0 then
+  if by and by ~= holder then by = '${severalHolders}' else by = holder end
+  holdLeft = math.min(math.max(holdLeft, hold), ttl)
+  redis.call('SET', KEYS[2], by, 'PX', holdLeft)
 end
 local held = 0
 if by and by ~= holder then held = holdLeft end

@@ -44,6 +44,15 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
      RETURNING granted, points AS used, expire AS resetAt,
        CASE WHEN held_until > @now AND held_by IS NOT @holder THEN held_until ELSE 0 END AS heldUntil`,
   );
+  // A take of nothing (a look: limits/leases.ts inStore) reads the window and starts none, as on Redis.
+  const look = db.prepare<
+    { key: string; now: number; holder: string | null },
+    { used: number; resetAt: number; heldUntil: number }
+  >(
+    `SELECT points AS used, expire AS resetAt,
+       CASE WHEN held_until > @now AND held_by IS NOT @holder THEN held_until ELSE 0 END AS heldUntil
+     FROM rate_limits WHERE key = @key AND expire > @now`,
+  );
   const giveBack = db.prepare<{ key: string; points: number; resetAt: number }>(
     'UPDATE rate_limits SET points = max(0, points - @points) WHERE key = @key AND expire = @resetAt',
   );
@@ -71,6 +80,11 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
   const counters: CounterStore = {
     async take(key, want, limit, windowMs, lease) {
       const holder = lease?.holder ?? null;
+      if (want === 0) {
+        const at = now();
+        const running = look.get({ key, now: at, holder });
+        return { granted: 0, ...(running ?? { used: 0, resetAt: at + windowMs, heldUntil: 0 }) };
+      }
       return take.get({
         key,
         want,

@@ -75,6 +75,25 @@ const migrations: string[] = [
   // (counters.ts).
   `ALTER TABLE rate_limits ADD COLUMN held_until INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE rate_limits ADD COLUMN held_by TEXT;`,
+  // Unreleased (after 2.2.0): the audit trail of the admin API (audit.ts); AUTOINCREMENT never reuses a number.
+  `CREATE TABLE audit_events (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     made_at TEXT NOT NULL,
+     actor_name TEXT NOT NULL,
+     actor_token TEXT NOT NULL,
+     operation TEXT NOT NULL,
+     key_id TEXT NOT NULL,
+     request_id TEXT NOT NULL,
+     terms_before TEXT,
+     terms_after TEXT,
+     previous_secret_valid_until TEXT,
+     reset_windows TEXT
+   );
+   CREATE INDEX audit_events_key_id ON audit_events (key_id, id);
+   CREATE INDEX audit_events_made_at ON audit_events (made_at);`,
+  // Unreleased (after 2.2.0): a key's expiry and its reversible disable (admin API: updateKey).
+  `ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+   ALTER TABLE api_keys ADD COLUMN disabled_at TEXT;`,
 ];
 
 /** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */

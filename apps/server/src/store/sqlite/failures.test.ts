@@ -50,7 +50,9 @@ describe('sqliteCall', () => {
     } finally {
       clearInterval(ticker);
     }
-    expect(ticks).toBeGreaterThan(5); // timers ran while the write waited
+    // Timers ran while the write waited (a write that blocked the event loop for its wait lets none run:
+    // the interval is cleared before it could fire). Not how many: a busy machine runs few of them.
+    expect(ticks).toBeGreaterThan(0);
     expect(writer.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 1 });
   });
 

@@ -1,6 +1,7 @@
 // The SQLite engine: one file (or :memory:) in WAL mode, opened synchronously behind the async Store.
 import { readinessRead } from '../rows.js';
 import type { Store } from '../store.js';
+import { createSqliteAuditStore } from './audit.js';
 import { type Db, openDatabase } from './database.js';
 import { busyTimeoutMs, guarded, sqliteCall } from './failures.js';
 import { createSqliteIdempotencyStore } from './idempotency.js';
@@ -34,6 +35,7 @@ export function sqliteStore(db: Db): Store {
     keys: guarded(createSqliteKeyStore(db), db.name),
     idempotency: guarded(createSqliteIdempotencyStore(db), db.name),
     usage: guarded(createSqliteUsageStore(db), db.name),
+    audit: guarded(createSqliteAuditStore(db), db.name),
     setting: (name, create) => sqliteCall(() => setting.immediate(name, create), db.name),
     check: ({ write = false } = {}) =>
       sqliteCall(() => {

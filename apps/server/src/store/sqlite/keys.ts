@@ -6,7 +6,9 @@ import type { CreationOutcome, CreationRequest, KeyFields, KeyFilter, KeyQuery, 
 import type { Db } from './database.js';
 
 export function createSqliteKeyStore(db: Db): KeyStore {
-  const insert = db.prepare(`INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const insert = db.prepare(
+    `INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
   const byRequest = db.prepare<[string], CreatedKeyRow>('SELECT * FROM api_keys WHERE creation_request = ?');
   const forgetRequest = db.prepare<[string]>('UPDATE api_keys SET creation_request = NULL WHERE id = ?');
@@ -30,7 +32,8 @@ export function createSqliteKeyStore(db: Db): KeyStore {
   };
   const update = db.prepare<Record<string, unknown>>(
     `UPDATE api_keys SET plan = @plan, per_minute = @perMinute, per_day = @perDay, label = @label,
-       customer_id = @customerId WHERE id = @id AND revoked_at IS NULL`,
+       customer_id = @customerId, expires_at = @expiresAt, disabled_at = @disabledAt
+     WHERE id = @id AND revoked_at IS NULL`,
   );
   const revoke = db.prepare<[string, string]>(
     'UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
@@ -81,6 +84,8 @@ export function createSqliteKeyStore(db: Db): KeyStore {
         perDay,
         label: fields.label,
         customerId: fields.customerId,
+        expiresAt: fields.expiresAt,
+        disabledAt: fields.disabledAt,
       });
       return changes === 1 ? toKey(byId.get(id) as KeyRow) : undefined;
     },

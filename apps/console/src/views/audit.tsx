@@ -1,0 +1,172 @@
+// The audit trail of the admin API (listAuditEvents), newest first, older events a page at a time: who
+// (the admin token's name), when, what changed in words, the request id to find its log lines. On a key's
+// page, that key's history (read again after each change made there); as a view of its own (`#/audit`),
+// every key's, filtered by token name, operation and key, the filters in the address.
+import { type AuditEvent, type AuditQuery, adminLimits } from '@animal-store/client/admin';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { auditOperations, auditText, time } from '../format.js';
+import { auditHref, go, keyHref } from '../route.js';
+import { NoticeLine, useCall, useSigned } from '../ui.js';
+
+const pageSize = 20;
+
+/**
+ * The events `filter` names, with each one's key unless `onKeyPage`; `changed`: anything that differs after
+ * a change made on the page.
+ */
+function AuditEvents(props: {
+  filter: Omit<AuditQuery, 'cursor' | 'limit'>;
+  changed?: unknown;
+  empty: string;
+  onKeyPage?: boolean;
+}) {
+  const { admin } = useSigned();
+  const { busy, notice, run } = useCall();
+  const [events, setEvents] = useState<AuditEvent[] | null>(null);
+  const [next, setNext] = useState<string | null>(null);
+  const filterKey = JSON.stringify(props.filter);
+  const showKey = !props.onKeyPage;
+
+  const read = useCallback(
+    async (cursor?: string) => {
+      const filter = JSON.parse(filterKey) as AuditQuery;
+      const page = await run(() =>
+        admin.listAuditEvents({ ...filter, limit: pageSize, ...(cursor !== undefined && { cursor }) }),
+      );
+      if (!page) return;
+      setEvents((shown) => (cursor === undefined ? page.events : [...(shown ?? []), ...page.events]));
+      setNext(page.nextCursor);
+    },
+    [admin, run, filterKey],
+  );
+  useEffect(() => {
+    void props.changed;
+    void read();
+  }, [read, props.changed]);
+
+  return (
+    <>
+      <NoticeLine notice={notice} />
+      {events === null ? (
+        busy && <p role="status">Loading the changes…</p>
+      ) : events.length === 0 ? (
+        <p>{props.empty}</p>
+      ) : (
+        <table>
+          <caption>
+            Changes made through the admin API, newest first, by the name of the admin token that made them.
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              {showKey && <th scope="col">Key</th>}
+              <th scope="col">What</th>
+              <th scope="col">Request id</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((event) => (
+              <tr key={event.id} data-operation={event.operation}>
+                <td>{time(event.at)}</td>
+                <td class="text">{event.actor.name}</td>
+                {showKey && (
+                  <td>
+                    <a href={keyHref(event.keyId)}>{event.keyId}</a>
+                  </td>
+                )}
+                <td class="text">{auditText(event)}</td>
+                <td class="text">{event.requestId}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {next !== null && (
+        <button type="button" disabled={busy} onClick={() => void read(next)}>
+          Older changes
+        </button>
+      )}
+    </>
+  );
+}
+
+/** A key's history, on its page. */
+export function KeyHistory({ keyId, changed }: { keyId: string; changed: unknown }) {
+  return (
+    <section aria-labelledby="history-title">
+      <h2 id="history-title">History</h2>
+      <AuditEvents
+        filter={{ keyId }}
+        onKeyPage
+        changed={changed}
+        empty="No change made through the admin API is recorded for this key."
+      />
+    </section>
+  );
+}
+
+/** The address's filters as the admin API's query (what it does not know is left out). */
+function filtersOf(query: URLSearchParams): Omit<AuditQuery, 'cursor' | 'limit'> {
+  const actor = query.get('actor')?.trim() || undefined;
+  const operation = auditOperations.find((name) => name === query.get('operation'));
+  const keyId = query.get('keyId')?.trim() || undefined;
+  return { ...(actor && { actor }), ...(operation && { operation }), ...(keyId && { keyId }) };
+}
+
+/** Every key's changes, filtered by who, what and which key. */
+export function AuditView({ query }: { query: URLSearchParams }) {
+  const filter = filtersOf(query);
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const next = new URLSearchParams();
+    for (const name of ['actor', 'operation', 'keyId']) {
+      const value = String(form.get(name) ?? '').trim();
+      if (value) next.set(name, value);
+    }
+    go(auditHref(next));
+  };
+  return (
+    <section aria-labelledby="audit-title">
+      <h1 id="audit-title">Audit</h1>
+      <search>
+        <form class="filters" onSubmit={apply} key={JSON.stringify(filter)}>
+          <label>
+            Who (token name)
+            <input
+              name="actor"
+              defaultValue={filter.actor ?? ''}
+              maxLength={adminLimits.auditActor.maxLength}
+              autoComplete="off"
+            />
+          </label>
+          <label>
+            What
+            <select name="operation">
+              <option value="">every change</option>
+              {auditOperations.map((name) => (
+                <option key={name} value={name} selected={name === filter.operation}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Key id
+            <input
+              name="keyId"
+              defaultValue={filter.keyId ?? ''}
+              pattern={adminLimits.keyId.pattern.slice(1, -1)}
+              maxLength={adminLimits.keyId.length}
+              autoComplete="off"
+              title="a key id: 12 characters, 0-9 and a-f"
+            />
+          </label>
+          <button type="submit">Show</button>
+        </form>
+      </search>
+      <AuditEvents filter={filter} empty="No change matches these filters." />
+    </section>
+  );
+}

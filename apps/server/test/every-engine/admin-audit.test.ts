@@ -1,0 +1,205 @@
+// The admin API's audit trail (listAuditEvents): every change stored with who made it (the admin token's
+// name in ADMIN_TOKENS), what, to which key, before and after, and the request; newest first, filtered,
+// paged; the same from every instance on one store; kept for AUDIT_RETENTION_DAYS.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fingerprint } from '../../src/admin/tokens.js';
+import { call, freshStore, startServer, type TestServer, type TestStore } from '../support/harness.js';
+
+const billing = 'a'.repeat(40);
+const support = 'b'.repeat(40);
+const unnamed = 'c'.repeat(40);
+const adminTokens = [`billing:${billing}`, `support:${support}`, unnamed];
+
+type Event = {
+  id: number;
+  at: string;
+  actor: { name: string; token: string };
+  operation: string;
+  keyId: string;
+  requestId: string;
+  before: { plan: string; limits: { perMinute: number; perDay: number } } | null;
+  after: { plan: string; limits: { perMinute: number; perDay: number } } | null;
+  previousSecretValidUntil: string | null;
+  reset: string[] | null;
+};
+type Page = { events: Event[]; nextCursor: string | null };
+
+let store: TestStore;
+let server: TestServer;
+beforeAll(async () => {
+  store = await freshStore();
+  server = await startServer({ store, adminTokens });
+});
+afterAll(async () => {
+  server.expectNoContractViolations();
+  await server.close();
+});
+
+const as =
+  (bearer: string, requestId?: string) =>
+  (path: string, init: RequestInit = {}) =>
+    call(`${server.adminUrl}/admin/v1${path}`, bearer, {
+      ...init,
+      headers: { ...(requestId && { 'x-request-id': requestId }) },
+    });
+const post = (bearer: string, path: string, body?: unknown, requestId?: string) =>
+  as(bearer, requestId)(path, { method: 'POST', ...(body !== undefined && { body: JSON.stringify(body) }) });
+async function events(query: string, on: TestServer = server): Promise<Page> {
+  const res = await call(`${on.adminUrl}/admin/v1/audit-events?${query}`, support);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Page;
+}
+async function newKey(bearer = billing): Promise<string> {
+  const res = await post(bearer, '/keys', { plan: 'free', label: 'Acme' });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { key: { id: string } }).key.id;
+}
+
+describe('the audit trail', () => {
+  it('stores every change: who by token name, what, before and after, the request; newest first', async () => {
+    const created = await post(billing, '/keys', { plan: 'free', label: 'Acme' }, 'req-create');
+    const id = ((await created.json()) as { key: { id: string } }).key.id;
+    const updated = await as(support, 'req-update')(`/keys/${id}`, {
+      method: 'PATCH',
+      body: JSON.stringify({ plan: 'pro' }),
+    });
+    expect(updated.status).toBe(200);
+    const rotated = await post(billing, `/keys/${id}/rotate`, { gracePeriodSeconds: 60 }, 'req-rotate');
+    const { previousSecretValidUntil } = (await rotated.json()) as { previousSecretValidUntil: string };
+    expect((await post(support, `/keys/${id}/unban?reset=minute`, undefined, 'req-unban')).status).toBe(204);
+    expect((await post(unnamed, `/keys/${id}/revoke`, undefined, 'req-revoke')).status).toBe(200);
+    // Refused changes are not events: a revoked key cannot be changed, and a second revoke changes nothing.
+    expect((await as(billing)(`/keys/${id}`, { method: 'PATCH', body: '{"plan":"free"}' })).status).toBe(404);
+    expect((await post(billing, `/keys/${id}/revoke`)).status).toBe(200);
+
+    const { events: trail, nextCursor } = await events(`keyId=${id}`);
+    expect(nextCursor).toBeNull();
+    const free = {
+      plan: 'free',
+      limits: { perMinute: 60, perDay: 1_000 },
+      label: 'Acme',
+      customerId: null,
+      expiresAt: null,
+      disabled: false,
+    };
+    const pro = { ...free, plan: 'pro', limits: { perMinute: 300, perDay: 10_000 } };
+    const none = { before: null, after: null, previousSecretValidUntil: null, reset: null };
+    const by = (bearer: string, name: string) => ({ actor: { name, token: fingerprint(bearer) } });
+    expect(trail).toEqual(
+      [
+        {
+          ...none,
+          ...by(unnamed, `token-${fingerprint(unnamed)}`),
+          operation: 'revokeKey',
+          requestId: 'req-revoke',
+        },
+        {
+          ...none,
+          ...by(support, 'support'),
+          operation: 'unbanKey',
+          reset: ['minute'],
+          requestId: 'req-unban',
+        },
+        {
+          ...none,
+          ...by(billing, 'billing'),
+          operation: 'rotateKey',
+          previousSecretValidUntil,
+          requestId: 'req-rotate',
+        },
+        {
+          ...none,
+          ...by(support, 'support'),
+          operation: 'updateKey',
+          before: free,
+          after: pro,
+          requestId: 'req-update',
+        },
+        { ...none, ...by(billing, 'billing'), operation: 'createKey', after: free, requestId: 'req-create' },
+      ].map((expected) => ({ id: expect.any(Number), at: expect.any(String), keyId: id, ...expected })),
+    );
+    const ids = trail.map((e) => e.id);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    const times = trail.map((e) => Date.parse(e.at));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+    expect(Date.now() - (times.at(-1) as number)).toBeLessThan(60_000);
+    // The log keeps its lines, by fingerprint and name, never a token.
+    const lines = server.logs
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.msg === 'admin change' && r.keyId === id);
+    expect(lines.map((r) => [r.operation, r.adminName])).toEqual(
+      trail.map((e) => [e.operation, e.actor.name]).reverse(),
+    );
+    for (const secret of [billing, support, unnamed]) expect(server.logs.join('\n')).not.toContain(secret);
+  });
+
+  it('filters by key, by token name and by operation, all at once, and pages newest first', async () => {
+    const [mine, other] = [await newKey(), await newKey(support)];
+    for (const plan of ['pro', 'business', 'free']) {
+      const res = await as(support)(`/keys/${mine}`, { method: 'PATCH', body: JSON.stringify({ plan }) });
+      expect(res.status).toBe(200);
+    }
+    await as(billing)(`/keys/${other}`, { method: 'PATCH', body: '{"plan":"pro"}' });
+    const bySupport = await events(`keyId=${mine}&actor=support`);
+    expect(bySupport.events.map((e) => e.after?.plan)).toEqual(['free', 'business', 'pro']);
+    expect((await events(`keyId=${other}&actor=support`)).events.map((e) => e.operation)).toEqual([
+      'createKey',
+    ]);
+    expect((await events(`keyId=${mine}&operation=createKey`)).events.map((e) => e.actor.name)).toEqual([
+      'billing',
+    ]);
+    expect((await events('actor=nobody')).events).toEqual([]);
+
+    const pages: string[][] = [];
+    let cursor: string | null = '';
+    while (cursor !== null) {
+      const page: Page = await events(`keyId=${mine}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      pages.push(page.events.map((e) => e.after?.plan ?? ''));
+      cursor = page.nextCursor;
+    }
+    expect(pages).toEqual([['free', 'business', 'pro'], ['free']]);
+  });
+
+  it('refuses a cursor it did not make, and an unknown operation, with the Error shape', async () => {
+    for (const query of [
+      `cursor=${Buffer.from('0').toString('base64url')}`,
+      `cursor=${Buffer.from('12abc').toString('base64url')}`,
+      `cursor=${Buffer.from('99999999999999999999').toString('base64url')}`,
+      'operation=deleteKey',
+      'keyId=XYZ',
+      'limit=0',
+    ]) {
+      const res = await call(`${server.adminUrl}/admin/v1/audit-events?${query}`, billing);
+      expect([query, res.status]).toEqual([query, 400]);
+      expect(await res.json()).toEqual({ code: 'invalid_request', message: expect.any(String), status: 400 });
+    }
+  });
+
+  it('answers the same from every instance on one store, and keeps events for AUDIT_RETENTION_DAYS', async () => {
+    const id = await newKey();
+    const [old] = await server.store.audit.page({ keyId: id, limit: 1 });
+    if (!old) throw new Error('the create was not stored');
+    const dayMs = 86_400_000;
+    for (const daysAgo of [11, 9]) {
+      await server.store.audit.add({
+        ...old,
+        at: new Date(Date.now() - daysAgo * dayMs).toISOString(),
+        requestId: `aged-${daysAgo}`,
+      });
+    }
+    expect((await events(`keyId=${id}`)).events.map((e) => e.requestId)).toHaveLength(3);
+    // A second instance on the same store, keeping ten days: it deletes what is older when it starts.
+    const second = await startServer({ store, adminTokens, env: { AUDIT_RETENTION_DAYS: '10' } });
+    try {
+      for (let i = 0; i < 50; i++) {
+        if ((await events(`keyId=${id}`, second)).events.length === 2) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const kept = (await events(`keyId=${id}`, second)).events;
+      expect(kept.map((e) => e.requestId)).toEqual(['aged-9', old.requestId]); // by number: added later
+      expect(kept).toEqual((await events(`keyId=${id}`)).events);
+    } finally {
+      await second.close();
+    }
+  });
+});
