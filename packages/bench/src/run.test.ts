@@ -87,3 +87,23 @@ it('--against HEAD builds that commit apart, seeds its own store through its key
   expect(reqPerSec).toBeLessThanOrEqual(reqPerSecRange[1]);
   expect(reqPerSecRange[0]).toBeGreaterThan(0);
 });
+
+it("prints a refusal's cost beside an answer's: the same request by a limited key (429) and by an unlimited one (200)", {
+  timeout: 300_000,
+}, () => {
+  const { status, stdout, stderr } = bench('--duration', '1', '--scenario', 'refusal');
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(status).toBe(0);
+  expect(stdout).toContain(
+    '| the cost of a refusal (GET /v1/pets/{id}) | 200 CPU µs/req | 429 CPU µs/req | 429 / 200 |',
+  );
+  expect(stdout).toMatch(/^\| server \| \d+ \| \d+ \| \d+\.\d\d \| \d+ \| \d+ \| – \|$/m);
+  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
+  const report = JSON.parse(readFileSync(written, 'utf8'));
+  rmSync(written);
+  const [server] = report.refusals;
+  expect(server.target).toBe('server');
+  expect([server.answered.non2xx, server.answered.errors, server.refused.errors]).toEqual([0, 0, 0]);
+  // The limited key's requests refused, all but the first of its minute (one a minute).
+  expect(server.refused.non2xx).toBeGreaterThan(100);
+});

@@ -10,7 +10,7 @@
 // bench-results/<timestamp>.json, with what a request costs the shared stores on those engines (PostgreSQL
 // transactions; Redis commands, on a redis-server of the bench's own). --profile runs the server under --cpu-prof (bench-results/profiles/) and
 // writes a text summary beside each profile (src/profile-summary.ts). --scenario <text> keeps the scenarios
-// whose name contains it.
+// whose name contains it ('refusal': a 429's cost against a 200's, on this tree's server).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,8 @@ const usage = `Usage: pnpm bench [options]
   --duration <s>        seconds each contestant is driven, per round (default 10)
   --connections <n>     autocannon connections (default 10)
   --rounds <n>          rounds of every contestant in turn; figures are medians (default 1)
-  --scenario <text>     keep the scenarios whose name contains it (repeatable)
+  --scenario <text>     keep the scenarios whose name contains it (repeatable; 'refusal': the cost of a
+                        429 against a 200's)
   --backend <engine>    postgres or postgres+redis, measured beside SQLite (repeatable)
   --profile             run the server (and the --against one) under --cpu-prof, with a summary beside each
   --against <ref>       also the server of an earlier commit (a release, as 2.0.0, or any git ref), built
@@ -143,8 +144,13 @@ async function seed(store: Store, keyFrom?: string): Promise<string> {
   if (keyFrom) return keyFrom;
   return key;
 }
+/** A key of one request a minute: past its first, every request is refused (the refusal's cost, below). */
+const limitedKey = async (store: Store) =>
+  `Bearer ${(await store.keys.create({ plan: 'enterprise', quota: { perMinute: 1, perDay: 1e12 }, label: 'limited' })).key}`;
 const sqlite = openSqliteStore(databasePath);
 const key = await seed(sqlite.store);
+/** Each target's limited key, for the refusal's cost (this tree's server, on SQLite and PostgreSQL + Redis). */
+const limitedOf = new Map([['server', await limitedKey(sqlite.store)]]);
 await sqlite.store.close();
 const authorization = `Bearer ${key}`;
 
@@ -163,6 +169,7 @@ if (backends.length > 0) {
     pino({ level: 'silent' }),
   );
   headersOf.set('postgres', `Bearer ${await seed(backend.store)}`);
+  limitedOf.set('postgres+redis', await limitedKey(backend.store));
   await backend.close();
 }
 
@@ -218,7 +225,16 @@ const profiles = join(results, 'profiles');
 mkdirSync(profiles, { recursive: true });
 const profilesBefore = new Set(readdirSync(profiles));
 const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', profiles] : [];
-const server = await start('server', [...serverFlags, ...profile, serverMain]);
+/**
+ * This tree's servers never ban the limited key while it is driven past its limit (10 s at thousands a
+ * second stays far below the threshold's ceiling): the refusal measured is `rate_limited`, the one that
+ * reads and counts, not a ban's (answered from memory since 1.x).
+ */
+const neverBans = { RATE_LIMIT_BAN_THRESHOLD: '1000000' };
+const server = await start('server', [...serverFlags, ...profile, serverMain], {
+  DATABASE_URL: databasePath,
+  ...neverBans,
+});
 const bare = await start('bare-express', [bareExpressMain]);
 const floor = await start('floor', [floorMain]);
 const peers = [await start('usual Express', [usualExpressMain]), await start('Fastify', [fastifyMain])];
@@ -262,6 +278,7 @@ for (const b of backends) {
   const env: Record<string, string> = {
     DATABASE_URL: pgUrl,
     ...(b === 'postgres+redis' && { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `bench:${process.pid}:` }),
+    ...neverBans,
   };
   extra.push(await start(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
   if (b === 'postgres+redis') {
@@ -354,45 +371,52 @@ function coresBusy(targetCpuMs: number, generatorBefore: NodeJS.CpuUsage, wallBe
   const generator = process.cpuUsage(generatorBefore);
   return { target: targetCpuMs / wallMs, generator: (generator.user + generator.system) / 1000 / wallMs };
 }
+type Request = { method: 'GET' | 'POST'; path: string; body?: string };
+/** One run of `requests` against `target` (as `authorizationHeader`): its throughput, latency and costs. */
+async function measureOnce(
+  target: Target,
+  requests: readonly Request[],
+  authorizationHeader: string,
+): Promise<Measure> {
+  const onRedis = target.name.startsWith('postgres+redis');
+  const onPostgres = target.name.startsWith('postgres');
+  if (onRedis) redis?.cli('CONFIG', 'RESETSTAT');
+  const transactionsBefore = onPostgres ? await postgresTransactions() : 0;
+  const cpuBefore = cpuMs(target.child.pid as number);
+  const generatorBefore = process.cpuUsage();
+  const wallBefore = performance.now();
+  const result = await autocannon({
+    url: target.url,
+    headers: { authorization: authorizationHeader, 'content-type': 'application/json' },
+    requests: requests.map((r) => ({ ...r })),
+    connections,
+    duration,
+  });
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
+    coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
+    ...(onRedis && redisCost(redis?.commands() ?? 0, result.requests.total, performance.now() - wallBefore)),
+    ...(onPostgres && {
+      postgresTransactionsPerRequest:
+        ((await postgresTransactions()) - transactionsBefore) / result.requests.total,
+    }),
+  };
+}
 let peakRssUnderListLoad = 0;
 for (const scenario of scenarios) {
   const runs = new Map<string, Measure[]>();
   for (let round = 0; round < rounds; round++) {
     for (const target of inOrder()) {
-      const onRedis = target.name.startsWith('postgres+redis');
-      const onPostgres = target.name.startsWith('postgres');
-      if (onRedis) redis?.cli('CONFIG', 'RESETSTAT');
-      const transactionsBefore = onPostgres ? await postgresTransactions() : 0;
-      const cpuBefore = cpuMs(target.child.pid as number);
-      const generatorBefore = process.cpuUsage();
-      const wallBefore = performance.now();
-      const result = await autocannon({
-        url: target.url,
-        headers: {
-          authorization: headersOf.get(target.name) ?? authorization,
-          'content-type': 'application/json',
-        },
-        requests: scenario.requests.map((r) => ({ ...r })),
-        connections,
-        duration,
-      });
       const ofTarget = runs.get(target.name) ?? [];
       runs.set(target.name, ofTarget);
-      ofTarget.push({
-        reqPerSec: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        non2xx: result.non2xx,
-        errors: result.errors,
-        cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
-        coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
-        ...(onRedis &&
-          redisCost(redis?.commands() ?? 0, result.requests.total, performance.now() - wallBefore)),
-        ...(onPostgres && {
-          postgresTransactionsPerRequest:
-            ((await postgresTransactions()) - transactionsBefore) / result.requests.total,
-        }),
-      });
+      ofTarget.push(
+        await measureOnce(target, scenario.requests, headersOf.get(target.name) ?? authorization),
+      );
     }
   }
   const measured = Object.fromEntries([...runs].map(([name, all]) => [name, medianOf(all)]));
@@ -415,6 +439,26 @@ for (const scenario of scenarios) {
       },
     }),
   });
+}
+
+/**
+ * What a refusal costs against what an answer costs: the same request (one pet) by a key far from its
+ * limits (200) and by a key of one a minute (429 rate_limited, never a ban: neverBans), in alternating
+ * rounds, on this tree's server on SQLite and, with --backend postgres+redis, on PostgreSQL + Redis (where
+ * a refusal's store calls show as Redis commands). #58's goal: a 429 costs no more CPU than a 200.
+ */
+const refusals: { target: string; answered: Measure; refused: Measure }[] = [];
+if (only.length === 0 || only.some((o) => 'refusal'.includes(o))) {
+  const onePet: Request[] = [{ method: 'GET', path: '/v1/pets/500' }];
+  for (const target of [server, ...extra.filter((e) => e.name === 'postgres+redis')]) {
+    const answered: Measure[] = [];
+    const refused: Measure[] = [];
+    for (let round = 0; round < rounds; round++) {
+      answered.push(await measureOnce(target, onePet, headersOf.get(target.name) ?? authorization));
+      refused.push(await measureOnce(target, onePet, limitedOf.get(target.name) as string));
+    }
+    refusals.push({ target: target.name, answered: medianOf(answered), refused: medianOf(refused) });
+  }
 }
 
 for (const target of inOrder()) {
@@ -548,6 +592,20 @@ const lines = [
           .join('; ')}`,
       ]
     : []),
+  ...(refusals.length
+    ? [
+        '',
+        '| the cost of a refusal (GET /v1/pets/{id}) | 200 CPU µs/req | 429 CPU µs/req | 429 / 200 | 200 req/s | 429 req/s | Redis commands per 200 / per 429 |',
+        '|---|---|---|---|---|---|---|',
+        ...refusals.map(({ target, answered: a, refused: r }) => {
+          const redisPer =
+            a.redisCommandsPerRequest === undefined
+              ? '–'
+              : `${fixed(a.redisCommandsPerRequest, 4)} / ${fixed(r.redisCommandsPerRequest ?? Number.NaN, 4)}`;
+          return `| ${target} | ${fixed(a.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest / a.cpuUsPerRequest, 2)} | ${fixed(a.reqPerSec)} | ${fixed(r.reqPerSec)} | ${redisPer} |`;
+        }),
+      ]
+    : []),
   `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   `peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`,
   `usage metering: ${fixed(metering.recordNs)} ns per request${listCpuUs ? ` (${fixed(metering.recordNs / 10 / listCpuUs, 3)} % of the full server's ${fixed(listCpuUs)} µs of CPU per list request)` : ''}, plus one write of every key's day every ${usageFlushMs / 1000} s (${fixed(metering.flushMs, 1)} ms for 1,000 keys)`,
@@ -564,6 +622,7 @@ const report = {
   options: { connections, duration, rounds },
   ...(earlier && { against: { ref: against, commit: againstCommit?.commit } }),
   rows,
+  refusals,
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
   metering,

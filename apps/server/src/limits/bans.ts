@@ -59,6 +59,23 @@ export class Refusals {
   }
 }
 
+/**
+ * How often violations counted in memory are added to the key's record in the store (for every instance's
+ * threshold). A refusal that takes a key past the threshold as far as this process knows adds its own at
+ * once, so that a request starts the ban (and logs it); the others wait for the batch.
+ */
+export const violationFlushMs = 250;
+
+/** A key's violations this process counted and has not added to the store, and the record as last read. */
+type Batch = {
+  pending: number;
+  /** The store's count at this process's last add, and when that record ends. */
+  known: number;
+  knownUntil: number;
+  /** The adds of this key, one at a time. */
+  chain: Promise<unknown>;
+};
+
 export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => number) {
   const banCache = new BanCache(now);
   const refusals = new Refusals(ban.graceSeconds * 1000, now);
@@ -86,6 +103,80 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     return 0;
   }
 
+  const batches = new Map<string, Batch>();
+  const batchOf = (id: string): Batch => {
+    let batch = batches.get(id);
+    if (!batch) {
+      batch = { pending: 0, known: 0, knownUntil: 0, chain: Promise.resolve() };
+      batches.set(id, batch);
+    }
+    return batch;
+  };
+
+  /**
+   * Adds the key's pending violations to its record in the store, after any add of it on its way, and
+   * (`mayStart`: a request's, not the timer's) starts the ban when the record passed the threshold. Pending
+   * violations of a key whose terms just changed, or that is banned, count toward nothing. A failed add is
+   * kept for the next one, and fails the request that made it (the store failed, as a take would).
+   */
+  function add(id: string, batch: Batch, mayStart: boolean): Promise<{ banMs: number; started: boolean }> {
+    const added = batch.chain.then(async () => {
+      const none = { banMs: 0, started: false };
+      const running = banCache.known(id);
+      if (running > 0) {
+        batch.pending = 0;
+        return { banMs: running, started: false };
+      }
+      const key = keyNames(id);
+      // A refusal about to start the ban asks first whether another instance started one (its own view of
+      // the record may lag by a batch): then that ban is the answer, and nothing is counted.
+      const elsewhere = mayStart ? await confirm(id) : 0;
+      if (elsewhere > 0) {
+        batch.pending = 0;
+        return { banMs: elsewhere, started: false };
+      }
+      const n = batch.pending;
+      batch.pending = 0;
+      if (n > 0) {
+        let counted: Awaited<ReturnType<CounterStore['take']>>;
+        try {
+          if ((await store.endsAt(key.newTerms)) > now()) return none;
+          counted = await store.take(key.violations, n, ban.threshold + 1, windowSeconds.minute * 1000);
+        } catch (error) {
+          batch.pending += n;
+          flushLater();
+          throw error;
+        }
+        batch.known = counted.used;
+        batch.knownUntil = counted.resetAt;
+      } else if (batch.knownUntil <= now()) batch.known = 0;
+      if (!mayStart || batch.known <= ban.threshold) return none;
+      const banMs = ban.seconds * 1000;
+      // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
+      const ours = await store.take(key.ban, 1, 1, banMs).then(
+        (grant) => grant.granted > 0,
+        () => true,
+      );
+      batch.known = 0; // the record starts clean once a ban starts
+      if (!ours) return { banMs: await confirm(id), started: false }; // another started it
+      banCache.set(id, banMs);
+      await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
+      return { banMs, started: true };
+    });
+    batch.chain = added.catch(() => {});
+    return added;
+  }
+
+  /** The batches' timer: one for the process, armed while violations wait to be added. */
+  let flushTimer: NodeJS.Timeout | undefined;
+  const flushLater = () => {
+    flushTimer ??= setTimeout(() => {
+      flushTimer = undefined;
+      for (const [id, batch] of batches) if (batch.pending > 0) void add(id, batch, false).catch(() => {});
+    }, violationFlushMs);
+    flushTimer.unref();
+  };
+
   return {
     confirm,
     /**
@@ -103,31 +194,40 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     },
     /**
      * Counts a refusal telling a wait of `waitMs` against the key, unless it is within the grace of the
-     * key's refusal (Refusals); past the threshold within a minute, bans it. The ban of record is a window
-     * of one point (a take of it starts the ban): exactly one request starts a ban, whichever instance
-     * answers it and however many cross the threshold at once, and the violations counted meanwhile (the
-     * record starts clean once a ban starts) start none while it runs.
+     * key's refusal (Refusals); past the threshold within a minute, bans it. Counted in memory and added to
+     * the store every violationFlushMs (no store call per refusal), except by the refusal that takes the
+     * key past the threshold as this process knows it (the store's count at its last add and its own since),
+     * which adds them at once and starts the ban. The ban of record is a window of one point (a take of it
+     * starts the ban): exactly one request starts a ban, whichever instance answers it and however many
+     * cross the threshold at once, and the violations counted meanwhile (the record starts clean once a ban
+     * starts) start none while it runs. Across instances a ban may start up to violationFlushMs late.
      */
     async violation(id: string, waitMs: number): Promise<{ banMs: number; started: boolean }> {
       if (!refusals.pastGrace(id, waitMs)) return { banMs: 0, started: false };
-      const key = keyNames(id);
-      const counted = await store.take(key.violations, 1, ban.threshold + 1, windowSeconds.minute * 1000);
-      if (counted.granted > 0 && counted.used <= ban.threshold) return { banMs: 0, started: false };
-      const banMs = ban.seconds * 1000;
-      // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
-      const started = await store.take(key.ban, 1, 1, banMs).then(
-        (grant) => grant.granted > 0,
-        () => true,
-      );
-      if (!started) return { banMs: await confirm(id), started: false }; // another started it
-      banCache.set(id, banMs);
-      await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
-      return { banMs, started: true };
+      const batch = batchOf(id);
+      if (batch.knownUntil <= now()) batch.known = 0;
+      batch.pending++;
+      if (batch.known + batch.pending <= ban.threshold) {
+        flushLater();
+        return { banMs: 0, started: false };
+      }
+      return add(id, batch, true);
     },
-    sweep: () => refusals.sweep(),
+    sweep() {
+      refusals.sweep();
+      for (const [id, batch] of batches)
+        if (batch.pending === 0 && batch.knownUntil <= now()) batches.delete(id);
+    },
+    /** Adds what waits to be added (a graceful stop); failures are ignored. */
+    async flush(): Promise<void> {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+      await Promise.all([...batches].map(([id, batch]) => add(id, batch, false).catch(() => {})));
+    },
     async unban(id: string): Promise<void> {
       banCache.forget(id);
       refusals.forget(id);
+      batches.delete(id);
       await store.delete(keyNames(id).ban);
       await store.delete(keyNames(id).violations);
     },

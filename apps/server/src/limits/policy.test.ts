@@ -2,7 +2,8 @@
 // no real sleeps. The engines' own counters are tested against the real engines (test/every-topology/counters.test.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { propagationMs } from '../bounds.js';
-import { holdMs } from './lease-terms.js';
+import { violationFlushMs } from './bans.js';
+import { holdMs, recheckMs } from './lease-terms.js';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
 
@@ -201,9 +202,63 @@ describe('createRateLimiter', () => {
     vi.advanceTimersByTime(5_000);
     seen.length = 0;
     await Promise.all([send(6), send(6)]);
+    // Each process alone passes the threshold: one ban, started by one request. The other process learns
+    // of it at its next look at the store (within recheckMs), and answers it from then on.
     expect(seen.filter((d) => !d.allowed && d.banStarted)).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(recheckMs);
+    await send(4);
     expect(seen.slice(-4).map(outcome)).toEqual(Array(4).fill('temporarily_banned'));
+    expect(seen.filter((d) => !d.allowed && d.banStarted)).toHaveLength(1);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it("answers a limited key's refusals from memory: no store call each, the violations added in batches", async () => {
+    let calls = 0;
+    const shared = memoryCounters();
+    const counted = new Proxy(shared, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls++;
+          return value.apply(target, args);
+        };
+      },
+    });
+    const limiter = createRateLimiter(counted, {
+      ban: { threshold: 1_000, seconds: 900, graceSeconds: 0 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('hammered', 2, 100_000);
+    expect((await limiter.consume(subject)).allowed).toBe(true);
+    expect((await limiter.consume(subject)).allowed).toBe(true);
+    expect(outcome(await limiter.consume(subject))).toBe('rate_limited'); // the first refusal asks the store
+    calls = 0;
+    for (let i = 0; i < 500; i++) expect(outcome(await limiter.consume(subject))).toBe('rate_limited');
+    expect(calls).toBe(0); // 500 refusals within a second: nothing asked, nothing written
+    await vi.advanceTimersByTimeAsync(violationFlushMs);
+    expect(calls).toBe(2); // the batch: the key's terms looked at, 501 violations added in one take
+    expect((await shared.read('violations:hammered')).used).toBe(501);
+    await limiter.close();
+  });
+
+  it('bans a key whose violations, each process under the threshold, pass it together: at the next refusal after the batches', async () => {
+    const shared = memoryCounters();
+    const options = { ban: { threshold: 3, seconds: 900, graceSeconds: 0 }, anonymousPerMinute: 30 };
+    const processes = Array.from({ length: 4 }, () => createRateLimiter(shared, options));
+    const subject = key('spread', 1, 100_000);
+    expect((await (processes[0] as (typeof processes)[0]).consume(subject)).allowed).toBe(true);
+    // One violation on each: none alone passes 3, and none is added until the batch.
+    const first = await Promise.all(processes.map((p) => p.consume(subject)));
+    expect(first.map(outcome)).toEqual(Array(4).fill('rate_limited'));
+    await vi.advanceTimersByTimeAsync(violationFlushMs); // 4 in the record: past 3
+    const next = (await (processes[2] as (typeof processes)[0]).consume(subject)) as Extract<
+      Decision,
+      { allowed: false }
+    >;
+    expect(next.code).toBe('temporarily_banned');
+    expect(next.banStarted).toBe(true);
+    await Promise.all(processes.map((p) => p.close()));
   });
 
   it('a client that speeds up meets no wait over 1 s before the quota is used, though another process holds a long lease', async () => {

@@ -9,6 +9,7 @@ import { type WindowName, windowSeconds } from '../plans.js';
 import { keyBans, keyNames, shortestWaitMs } from './bans.js';
 import type { CounterStore } from './counter-store.js';
 import { admittedCount, leasedCount } from './lease-reports.js';
+import { recheckMs } from './lease-terms.js';
 import { Leases, type WindowView } from './leases.js';
 
 /** A key's (or an address's) window in a decision: the window as leases.ts sees it, named. */
@@ -124,41 +125,81 @@ const state = (name: WindowName, { limit, remaining, resetAt }: WindowView): Win
   resetAt,
 });
 
+/** What a refusal of a key reads of the store, as of `at`: its ban of record, its new terms, its day. */
+type RefusalContext = {
+  at: number;
+  banUntil: number;
+  termsEnd: number;
+  day: { usedUpUntil: number; view?: WindowView } | undefined;
+};
+
 /**
  * A 429 of the key's windows. While points of a refused window are held in other processes' leases
  * (`heldMs`), they may come back within it: the answer asks a wait of 1 s (the process asks the store
  * again by then, leases.ts), and is not the client's fault (no violation counted). A minute refusal
  * reads the day too (`day`): a key out of both is told the day's reset by every process, not only by
  * the one whose lease found the day used.
+ *
+ * What a refusal reads of the store is read once per recheckMs per key and window, as the refused window
+ * itself is (leases.ts), and the violations are counted in memory and added in batches (bans.ts): a
+ * limited key's refusals cost no store call each, so a client hammering past its limit costs the store
+ * what an obedient one does. A ban another instance started, or new terms, are seen within recheckMs.
  */
 function limitedKey(store: CounterStore, bans: ReturnType<typeof keyBans>, now: () => number) {
-  return async (
+  const contexts = new Map<string, RefusalContext>();
+  async function contextOf(
     id: string,
-    refusedStates: WindowState[],
-    heldMs: number,
-    dayInStore?: () => Promise<{ usedUpUntil: number; view?: WindowView }>,
-  ): Promise<Decision> => {
+    dayInStore: (() => Promise<{ usedUpUntil: number; view?: WindowView }>) | undefined,
+  ): Promise<RefusalContext> {
+    const name = `${id}:${dayInStore ? 'minute' : 'day'}`;
+    const known = contexts.get(name);
+    if (known && now() - known.at < recheckMs) return known;
     // Another instance may have banned the key (this one answered from its own leases since): that ban is
     // the answer, and nothing is counted, so one ban is raised once across the instances, at the threshold.
     // While the key's new terms reach every instance, this one may still apply the old limits: the 429 is
     // not counted, and asks no wait past the terms' arrival. All asked of the store at once.
+    const at = now();
     const [ban, termsEnd, day] = await Promise.all([
       bans.confirm(id),
       store.endsAt(keyNames(id).newTerms).catch(() => 0),
       dayInStore?.().catch(() => undefined),
     ]);
-    const dayOut = (day?.usedUpUntil ?? 0) > 0;
+    const context = { at, banUntil: ban > 0 ? at + ban : 0, termsEnd, day };
+    contexts.set(name, context);
+    return context;
+  }
+  const refuse = async (
+    id: string,
+    refusedStates: WindowState[],
+    heldMs: number,
+    dayInStore?: () => Promise<{ usedUpUntil: number; view?: WindowView }>,
+  ): Promise<Decision> => {
+    const { banUntil, termsEnd, day } = await contextOf(id, dayInStore);
+    const dayOut = (day?.usedUpUntil ?? 0) > now();
     const states = refusedStates.map((s) => {
       if (s.name !== 'day' || !day) return s;
       if (dayOut) return { ...s, remaining: 0, resetAt: day.usedUpUntil };
       return day.view ? { ...s, ...day.view } : s;
     });
+    const ban = banUntil - now();
     if (ban > 0) return refused(states, now(), { banMs: ban });
     if (heldMs > 0 && !dayOut) return refused(states, now(), { atMostMs: shortestWaitMs });
     const settling = termsEnd - now();
     if (settling > 0) return refused(states, now(), { atMostMs: Math.max(shortestWaitMs, settling) });
     const { banMs, started } = await bans.violation(id, untilAdmitted(states, now()));
     return refused(states, now(), { banMs, banStarted: started });
+  };
+  return {
+    refuse,
+    /** The key's terms, windows or ban changed here: its next refusal reads the store. */
+    forget(id: string) {
+      contexts.delete(`${id}:minute`);
+      contexts.delete(`${id}:day`);
+    },
+    /** Forgets what is past reuse (memory stays bounded by the keys refused now). */
+    sweep() {
+      for (const [name, context] of contexts) if (now() - context.at >= recheckMs) contexts.delete(name);
+    },
   };
 }
 
@@ -169,14 +210,15 @@ export function createRateLimiter(
 ): RateLimiter {
   const leases = new Leases(store, now);
   const bans = keyBans(store, options.ban, now);
+  const limited = limitedKey(store, bans, now);
   const sweeper = setInterval(() => {
     leases.sweep();
     bans.sweep();
+    limited.sweep();
   }, ms('minute'));
   sweeper.unref();
   const reporter = setInterval(() => void leases.report(), reportMs);
   reporter.unref();
-  const limited = limitedKey(store, bans, now);
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
     const key = keyNames(subject.id);
@@ -199,7 +241,7 @@ export function createRateLimiter(
       // The day as the store has it where this process never took from it (its own view would show the
       // whole day left, as if the key had not been used); else what it knew at its last take.
       const knowsDay = leases.knows(key.day, subject.perDay);
-      return limited(
+      return limited.refuse(
         subject.id,
         [{ ...state('minute', minute), remaining: 0 }, day as WindowState],
         minute.heldMs,
@@ -212,7 +254,7 @@ export function createRateLimiter(
     const day = await leases.take(key.day, subject.perDay, ms('day'));
     if (!day.admitted) {
       leases.untake(key.minute); // the request did not count after all
-      return limited(subject.id, exhausted(peek(), 'day'), day.heldMs);
+      return limited.refuse(subject.id, exhausted(peek(), 'day'), day.heldMs);
     }
     return { allowed: true, windows: [state('minute', minute), state('day', day)] };
   }
@@ -230,12 +272,16 @@ export function createRateLimiter(
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: bans.confirm,
     windowUsage: (id, quota) => windowUsage(store, leases, id, quota),
-    unban: bans.unban,
+    async unban(id) {
+      limited.forget(id);
+      await bans.unban(id);
+    },
     async resetWindows(id, windows) {
       const key = keyNames(id);
       // Until every process has looked at the store again, one may still refuse from its memory of the old
       // window: as after new terms, such a refusal counts toward no ban and asks no wait past the bound.
       await store.mark(key.newTerms, propagationMs);
+      limited.forget(id);
       for (const name of new Set(windows)) {
         const window = key[name];
         await Promise.all([window, admittedCount(window), leasedCount(window)].map((n) => store.delete(n)));
@@ -244,11 +290,13 @@ export function createRateLimiter(
     },
     async termsChanged(id) {
       await store.mark(keyNames(id).newTerms, propagationMs);
+      limited.forget(id);
       await bans.unban(id);
     },
     async close() {
       clearInterval(sweeper);
       clearInterval(reporter);
+      await bans.flush();
       await leases.report();
       await leases.release();
     },

@@ -253,16 +253,34 @@ async function leasesOutOnPrivateRedis() {
   return { redis, server, key };
 }
 
-/** How many of 900 requests, nine batches of 100 at once, `server` admits for `key`. */
-async function admittedOf900(server: TestServer, key: string): Promise<number> {
-  let admitted = 0;
-  for (let batch = 0; batch < 9; batch++) {
-    const statuses = await Promise.all(
-      Array.from({ length: 100 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+/**
+ * Of 900 requests, nine batches of 100 at once, then one at a time as a client obeying `Retry-After: 1`
+ * (points held in a lease on their way back: a busy machine ends leases with points unused, docs/rate-limits.md)
+ * until a refusal names the window's end: `server` admits exactly busyLimit for `key`. A request admitted and
+ * then answered 503 (its store call waited past its deadline: 100 at once on a busy machine) used its point,
+ * so the 503s are the only slack; any other answer fails. (#57's rehearsal under load: 788 of the batches'
+ * answers were 200, and the rest were not looked at.)
+ */
+async function expectAdmitsItsLimitOf900(server: TestServer, key: string): Promise<void> {
+  const statuses: number[] = [];
+  for (let batch = 0; batch < 9; batch++)
+    statuses.push(
+      ...(await Promise.all(
+        Array.from({ length: 100 }, () => call(`${server.url}/v1/pets`, key).then((r) => r.status)),
+      )),
     );
-    admitted += statuses.filter((status) => status === 200).length;
+  for (let ask = 0; ask < 10; ask++) {
+    const answer = await call(`${server.url}/v1/pets`, key);
+    statuses.push(answer.status);
+    const wait = Number(answer.headers.get('retry-after'));
+    if (answer.status === 429 && wait > 1) break; // the window's end: used
+    if (answer.status === 429) await sleep(wait * 1_000);
   }
-  return admitted;
+  const count = (status: number) => statuses.filter((s) => s === status).length;
+  expect(statuses.filter((s) => ![200, 429, 503].includes(s))).toEqual([]);
+  expect(count(200)).toBeLessThanOrEqual(busyLimit);
+  expect(count(200) + count(503)).toBeGreaterThanOrEqual(busyLimit);
+  expect(statuses.at(-1)).toBe(429);
 }
 
 describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
@@ -371,7 +389,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     await redis.restart(); // no persistence: empty
     for (let i = 0; i < 50 && !server.logs.join('').includes('Redis came back empty'); i++) await sleep(100);
     expect(server.logs.join('')).toContain('Redis came back empty');
-    expect(await admittedOf900(server, key)).toBe(busyLimit);
+    await expectAdmitsItsLimitOf900(server, key);
   });
 
   it('a Redis that answers late (frozen 700 ms, past the 500 ms command timeout) with both cores busy is slow, not out: a second look finds it, nothing falls back, nothing is logged, every admission counted once', async () => {
@@ -437,7 +455,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     const line = 'Redis came back empty';
     for (let i = 0; i < 20 && !server.logs.join('').includes(line); i++) await sleep(100);
     expect(server.logs.join('').split(line)).toHaveLength(2); // within the probe's 500 ms, and once
-    expect(await admittedOf900(server, key)).toBe(busyLimit);
+    await expectAdmitsItsLimitOf900(server, key);
     expect(server.logs.join('')).not.toContain('Redis unreachable'); // it answered throughout
   });
 

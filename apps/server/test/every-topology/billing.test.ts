@@ -5,6 +5,7 @@
 // either instance), rotate it with a grace period, revoke it.
 // Then usage against kill -9 (at most the last 5 seconds of one instance are lost) and a graceful stop.
 import { describe, expect, it } from 'vitest';
+import { violationFlushMs } from '../../src/limits/bans.js';
 import { usageFlushMs } from '../../src/usage/meter.js';
 import {
   call,
@@ -175,10 +176,17 @@ describe('bans across instances', () => {
       limits: { perMinute: 1, perDay: 1000 },
     });
     const { key, secret } = (await created.json()) as { key: { id: string }; secret: string };
-    // RATE_LIMIT_BAN_THRESHOLD=2: the third 429 within the minute is the ban, whichever instance answers.
+    // RATE_LIMIT_BAN_THRESHOLD=2, counted across both: each instance adds its refusals to the record in
+    // batches (every violationFlushMs), and a refusal starts the ban once its instance knows the record
+    // passes the threshold as far as it knows (the record at its last add, and its own since). Refusals
+    // further apart than a batch: A's last add read 2, so A's next refusal, the fourth 429 (the record
+    // had 3 after B's add of the third), starts the ban; a ban every instance then answers.
     const outcomes: Outcome[] = [];
-    for (let i = 0; i < 8; i++) outcomes.push(await use(i % 2 ? b : a, secret));
-    expect(outcomes).toEqual(['admitted', 'limited', 'limited', ...Array(5).fill('banned')]);
+    for (let i = 0; i < 8; i++) {
+      outcomes.push(await use(i % 2 ? b : a, secret));
+      await new Promise((r) => setTimeout(r, violationFlushMs * 2.4));
+    }
+    expect(outcomes).toEqual(['admitted', 'limited', 'limited', 'limited', ...Array(4).fill('banned')]);
     const bans = () =>
       [a, b].flatMap((s) =>
         s

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey, enterprise } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { recheckMs } from '../../src/limits/lease-terms.js';
 import {
   call,
   freshStore,
@@ -112,6 +113,9 @@ describe('real traffic on one key over four processes', () => {
     // soon after it: the threshold's refusals at this client's pace.
     expect(banned - firstRefusal).toBeGreaterThanOrEqual(ban.graceSeconds * 1000 - 100);
     expect(banned - firstRefusal).toBeLessThan(ban.graceSeconds * 1000 + 5_000);
+    // Every process learns of the ban within a second (recheckMs: what a refusal reads of the store is
+    // kept that long per key); from then on each answers it.
+    await sleep(recheckMs);
     for (let i = 0; i < 8; i++) expect((await send(i, key)).code).toBe('temporarily_banned');
     // One ban, one line, whichever processes saw the key past its threshold. The lines travel through the
     // children's stdout pipes: waited for, then counted.

@@ -277,36 +277,46 @@ describe('SIGTERM with idle keep-alive connections (a proxy holds them between r
   });
 });
 
-describe('SIGTERM with kept-alive connections in use (a client pool sending on each every 700 ms)', () => {
-  it('never closes one under its client: each ends after an answer that says Connection: close, every request answered', async () => {
+describe('SIGTERM with kept-alive connections in use (a client pool sending on each every 400 ms)', () => {
+  it('never closes one under its client: each ends after an answer that says Connection: close, or idle for a second', async () => {
     const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production' });
     const clients = await rawClients(server.url, 8);
     const request = 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
     const answers = (text: string) => text.split('HTTP/1.1 ').slice(1);
+    const lastSent = clients.map(() => 0);
+    const closedAt = clients.map(() => 0);
     let sent = 0;
     const loops = clients.map(async (c, i) => {
       // Spread over the interval: some are idle when the accept window (500 ms) ends, their next request
       // coming; idle for less than a second (idleBeforeCloseMs), they carry it.
-      await new Promise((r) => setTimeout(r, (i * 700) / clients.length));
+      await new Promise((r) => setTimeout(r, (i * 400) / clients.length));
       let open = true;
       void c.closed.then(() => {
         open = false;
+        closedAt[i] = Date.now();
       });
       for (let mine = 0; open; ) {
+        lastSent[i] = Date.now();
         c.socket.write(request);
         mine++;
         sent++;
         while (open && answers(c.text).length < mine) await new Promise((r) => setTimeout(r, 5));
-        await new Promise((r) => setTimeout(r, 700)); // idle between requests, as a pool's connection is
+        await new Promise((r) => setTimeout(r, 400)); // idle between requests, as a pool's connection is
       }
     });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await server.stop()).toBe(0);
     await Promise.all(loops);
     // Closing a connection between its requests races the client's next one (reset, its outcome unknown):
-    // each is closed after telling its client, and the client sent nothing more.
-    const last = clients.map((c) => answers(c.text).at(-1) ?? '');
-    expect(last.filter((answer) => !/\r\nConnection: close\r\n/i.test(answer))).toEqual([]);
+    // each is closed after telling its client, and the client sent nothing more; or, where this machine
+    // held the client back past the second (a busy machine), after that second with nothing sent. The
+    // bound is exact: the server's idle second starts after the last request was sent, and the close is
+    // seen after it happened. (A server that closed busy connections would be seen here within ms.)
+    const ended = clients.map((c, i) => ({
+      toldClose: /\r\nConnection: close\r\n/i.test(answers(c.text).at(-1) ?? ''),
+      idleMs: (closedAt[i] ?? 0) - (lastSent[i] ?? 0),
+    }));
+    expect(ended.filter((e) => !e.toldClose && e.idleMs < 1_000)).toEqual([]);
     expect(clients.reduce((n, c) => n + answers(c.text).length, 0)).toBe(sent);
     expect(clients.filter((c) => c.reset)).toEqual([]);
   });
