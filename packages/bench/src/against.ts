@@ -33,8 +33,11 @@ export function earlierServer(ref: string, { commit, name }: ReturnType<typeof c
   return {
     /** Node's arguments for its server, with `more` flags (--cpu-prof) before its main. */
     args: (more: string[] = []) => [...flagsOf(home), ...more, mainOf(home)],
-    /** An enterprise key of limits no load reaches, made by its keys command in the store at `databaseUrl`. */
-    key(databaseUrl: string): string {
+    /**
+     * An enterprise key made by its keys command in the store at `databaseUrl`: of limits no load reaches,
+     * or of `perMinute` (the refusal's cost: 1).
+     */
+    key(databaseUrl: string, perMinute = 1e12): string {
       const made = execFileSync(
         process.execPath,
         [
@@ -44,7 +47,7 @@ export function earlierServer(ref: string, { commit, name }: ReturnType<typeof c
           '--plan',
           'enterprise',
           '--per-minute',
-          String(1e12),
+          String(perMinute),
           '--per-day',
           String(1e12),
           '--label',
