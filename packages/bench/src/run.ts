@@ -26,6 +26,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { pino } from 'pino';
 import { commitOf, earlierServer, seedThroughApi } from './against.js';
+import { goalTable, judge } from './goals.js';
 import { benchRedis } from './private-redis.js';
 import { summarise } from './profile-summary.js';
 import { root, serverFlags, serverMain } from './server-command.js';
@@ -321,7 +322,7 @@ type Measure = {
   /** CPU time (user + system) the contestant spent per request: its cost, whatever the load generator got. */
   cpuUsPerRequest: number;
   /** Cores the contestant kept busy during the run, and the load generator (autocannon, in this process). */
-  coresBusy: { target: number; generator: number };
+  coresBusy: { target: number; generator: number; others: number; steal: number };
   /** What one request cost the shared stores: Redis commands, PostgreSQL transactions (on those engines). */
   redisCommandsPerRequest?: number;
   /** The same commands per second of the run: a busy key's cost is mostly a rate in time (leases). */
@@ -357,6 +358,8 @@ const medianOf = (all: Measure[]): Measure => ({
   coresBusy: {
     target: median(all.map((x) => x.coresBusy.target)),
     generator: median(all.map((x) => x.coresBusy.generator)),
+    others: median(all.map((x) => x.coresBusy.others)),
+    steal: median(all.map((x) => x.coresBusy.steal)),
   },
   ...(all[0]?.redisCommandsPerRequest !== undefined && {
     redisCommandsPerRequest: median(all.map((x) => x.redisCommandsPerRequest as number)),
@@ -367,10 +370,37 @@ const medianOf = (all: Measure[]): Measure => ({
   }),
 });
 /** The cores a run kept busy: the contestant's CPU time, and this process's (the load generator's). */
-function coresBusy(targetCpuMs: number, generatorBefore: NodeJS.CpuUsage, wallBefore: number) {
+/** The whole machine's busy and stolen CPU time so far, in ms (/proc/stat's first line, ticks of 10 ms). */
+function machineMs(): { busy: number; steal: number } {
+  const [user, nice, system, , , irq, softirq, steal] = (
+    readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? ''
+  )
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const ticks = (...xs: (number | undefined)[]) => xs.reduce<number>((sum, x) => sum + (x ?? 0), 0) * 10;
+  return { busy: ticks(user, nice, system, irq, softirq), steal: ticks(steal) };
+}
+/**
+ * The cores a run kept busy: the contestant's CPU time, this process's (the load generator's), and the box's
+ * load meanwhile: what every other process took, and what the hypervisor stole.
+ */
+function coresBusy(
+  targetCpuMs: number,
+  generatorBefore: NodeJS.CpuUsage,
+  wallBefore: number,
+  machineBefore: ReturnType<typeof machineMs>,
+) {
   const wallMs = performance.now() - wallBefore;
-  const generator = process.cpuUsage(generatorBefore);
-  return { target: targetCpuMs / wallMs, generator: (generator.user + generator.system) / 1000 / wallMs };
+  const usage = process.cpuUsage(generatorBefore);
+  const generatorMs = (usage.user + usage.system) / 1000;
+  const machine = machineMs();
+  return {
+    target: targetCpuMs / wallMs,
+    generator: generatorMs / wallMs,
+    others: Math.max(0, machine.busy - machineBefore.busy - targetCpuMs - generatorMs) / wallMs,
+    steal: (machine.steal - machineBefore.steal) / wallMs,
+  };
 }
 type Request = { method: 'GET' | 'POST'; path: string; body?: string };
 /** One run of `requests` against `target` (as `authorizationHeader`): its throughput, latency and costs. */
@@ -386,6 +416,7 @@ async function measureOnce(
   const cpuBefore = cpuMs(target.child.pid as number);
   const generatorBefore = process.cpuUsage();
   const wallBefore = performance.now();
+  const machineBefore = machineMs();
   const result = await autocannon({
     url: target.url,
     headers: { authorization: authorizationHeader, 'content-type': 'application/json' },
@@ -400,7 +431,12 @@ async function measureOnce(
     non2xx: result.non2xx,
     errors: result.errors,
     cpuUsPerRequest: ((cpuMs(target.child.pid as number) - cpuBefore) * 1000) / result.requests.total,
-    coresBusy: coresBusy(cpuMs(target.child.pid as number) - cpuBefore, generatorBefore, wallBefore),
+    coresBusy: coresBusy(
+      cpuMs(target.child.pid as number) - cpuBefore,
+      generatorBefore,
+      wallBefore,
+      machineBefore,
+    ),
     ...(onRedis && redisCost(redis?.commands() ?? 0, result.requests.total, performance.now() - wallBefore)),
     ...(onPostgres && {
       postgresTransactionsPerRequest:
@@ -512,6 +548,13 @@ const listCpuUs = rows.find((r) => r.scenario.startsWith('GET /v1/pets?'))?.meas
 
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
 const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Measure;
+const goals = judge({
+  rows,
+  refusals,
+  ...(against !== undefined && earlier && { against: { ref: against } }),
+  coldStartMs: { server: server.coldStartMs },
+  peakRssUnderListLoadMb: peakRssUnderListLoad,
+});
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run, median of ${rounds} round(s); ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   '',
@@ -613,6 +656,9 @@ const lines = [
     ? [`peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`]
     : []),
   `usage metering: ${fixed(metering.recordNs)} ns per request${listCpuUs ? ` (${fixed(metering.recordNs / 10 / listCpuUs, 3)} % of the full server's ${fixed(listCpuUs)} µs of CPU per list request)` : ''}, plus one write of every key's day every ${usageFlushMs / 1000} s (${fixed(metering.flushMs, 1)} ms for 1,000 keys)`,
+  '',
+  'The goals (docs/performance.md), as this run measured them:',
+  ...goalTable(goals),
 ];
 /** A table's header and separator with no row under them (its scenarios left out by --scenario): not printed. */
 const emptyTable = (line: string, i: number, all: string[]) =>
@@ -635,6 +681,7 @@ const report = {
   ...(earlier && { against: { ref: against, commit: againstCommit?.commit } }),
   rows,
   refusals,
+  goals,
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
   metering,
