@@ -83,8 +83,13 @@ type CountedSocket = Socket & {
 };
 
 /** What drain() needs of a server made by createServer. */
-type DrainableServer = Server & { [draining]?: true; [connections]?: Set<CountedSocket> };
+type DrainableServer = Server & {
+  [draining]?: true;
+  [closing]?: true;
+  [connections]?: Set<CountedSocket>;
+};
 const draining = Symbol('the server is shutting down');
+const closing = Symbol('the listener is closed: every answer closes its connection');
 const connections = Symbol('open connections');
 
 /**
@@ -109,12 +114,10 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     clearTimeout(socket[silence]);
     socket[served] = (socket[served] ?? 0) + 1;
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
-    // While draining, every answer closes its connection after it (see drain), and the request is marked
-    // for readiness to fail (http/shutting-down.ts).
-    if (server[draining]) {
-      res.setHeader('Connection', 'close');
-      markShuttingDown(req);
-    }
+    // While draining, the request is marked for readiness to fail (http/shutting-down.ts); once the
+    // listener is closed, every answer closes its connection after it (see drain).
+    if (server[draining]) markShuttingDown(req);
+    if (server[closing]) res.setHeader('Connection', 'close');
     whenDone(res, () => {
       socket[inFlight] = (socket[inFlight] ?? 1) - 1;
       socket[lastDone] = performance.now();
@@ -210,9 +213,9 @@ export const acceptWindowMs = 500;
 export const idleBeforeCloseMs = 1_000;
 
 /**
- * Graceful shutdown, written once for every process that serves: after the accept window, stop
- * accepting; answer every request already received or still arriving on an open connection, each with
- * `Connection: close`; close each kept-alive connection once it has sat idle between requests for
+ * Graceful shutdown, written once for every process that serves: after the accept window (connections
+ * kept alive through it), stop accepting; answer every request already received or still arriving on an
+ * open connection, each with `Connection: close`; close each kept-alive connection once it has sat idle between requests for
  * idleBeforeCloseMs; after `graceMs`, cut what is left. Resolves when every connection is closed.
  *
  * Not `server.close()`: since Node 19 it also closes every connection without a request in progress at
@@ -231,6 +234,11 @@ export async function drain(server: Server, graceMs: number): Promise<void> {
   // the kernel completes after that poll and before the close are reset by it, unread (how many depends on
   // the load: docs/running.md, Shutdown).
   await new Promise((r) => setImmediate(r));
+  // Told to close from here on, not during the window: a proxy told so during it opens a new connection
+  // for each next request, and one of them completed by the kernel as the listener closes is reset
+  // with its request sent (a POST through nginx: a 502, two in a Compose run). Kept alive through the
+  // window, a proxy's pool opens next to none then.
+  drainable[closing] = true;
   const closed = new Promise<void>((resolve) => {
     NetServer.prototype.close.call(server, () => resolve());
   });

@@ -409,12 +409,16 @@ describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
     const fresh = await rawClients(server.url, 30);
     for (const c of fresh) c.socket.write(request);
     const exit = server.stop();
-    // A connection made just after the signal, within the accept window: served, and told to close.
+    // A connection made just after the signal, within the accept window: served and kept alive (a proxy
+    // told to close during the window opens a new connection per request, and one completed as the
+    // listener closes is reset with its request sent), then closed once idle after the window.
     await new Promise((r) => setTimeout(r, 100));
     const [late] = await rawClients(server.url, 1);
     late?.socket.write(request);
     await Promise.all([...idle, ...fresh, late].map((c) => c?.closed));
-    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*\r\nConnection: close\r\n/i);
+    expect(late?.text).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(late?.text).not.toMatch(/\r\nConnection: close\r\n/i);
+    expect(late?.reset).toBe(false);
     expect({
       freshReset: fresh.filter((c) => c.reset).length,
       idleReset: idle.filter((c) => c.reset).length,
