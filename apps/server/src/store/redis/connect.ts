@@ -131,25 +131,32 @@ export async function connectRedis(
           })
         : new ioredis.Redis(address.url, common);
   }
-  let reason = 'connection closed';
+  let reason: string | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+  let refused: (() => void) | undefined;
   const noted = (error: Error) => {
     reason = error.message;
+    if (/^(WRONGPASS|NOAUTH)/.test(reason)) refused?.(); // credentials do not mend themselves by waiting
   };
   client.on('error', noted);
-  let deadline: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      client.connect(),
-      new Promise((_, reject) => {
-        deadline = setTimeout(() => reject(new Error('no answer')), startDeadlineMs);
-      }),
-    ]);
+    // Ready within the start's deadline, however many tries it takes: a first try that fails (a Redis
+    // still starting beside the service, a Cluster whose slot refresh timed out on a busy machine) is
+    // retried by ioredis's own strategy; connect() rejects that first try only.
+    await new Promise<void>((resolve, reject) => {
+      refused = () => reject(new Error(reason));
+      deadline = setTimeout(refused, startDeadlineMs);
+      client.once('ready', resolve);
+      client.connect().catch((error: Error) => {
+        reason ??= error.message;
+      });
+    });
     started = true;
     return client;
   } catch {
     client.disconnect();
     throw new StoreOpenError(
-      `REDIS_URL: Redis at ${redisHosts(address)} cannot be reached (${reason}); check that it is running and reachable, and the URL.`,
+      `REDIS_URL: Redis at ${redisHosts(address)} cannot be reached (${reason ?? 'connection closed'}); check that it is running and reachable, and the URL.`,
     );
   } finally {
     clearTimeout(deadline);
