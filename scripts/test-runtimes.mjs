@@ -16,9 +16,10 @@ const suites = [
     'the server on SQLite',
     // Its folders that exercise Node itself (the HTTP server, signals, workers, the SQLite addon, tracing's
     // instrumentation), named as filters: vitest's --exclude does not reach a project's own list, and ran
-    // them all. Left out: own-engines/ (Prometheus and the 1.1.0 release run on their own Node), console/
-    // (the browser's work, not Node's) and every-topology/ (the limits and the admin API across instances:
-    // the algorithm's work, which src/limits/ covers on every line; 45 s a line).
+    // them all. Left out: own-engines/ (Prometheus and the 1.1.0 release run on their own Node) and
+    // every-topology/ (the limits and the admin API across instances: the algorithm's work, which
+    // src/limits/ covers on every line; 45 s a line). The console's suites (apps/console) are the browser's
+    // work, not Node's: on Node 24 only.
     'pnpm --filter @animal-store/server exec vitest run --project sqlite src/ test/every-engine/ test/sqlite-only/ test/engine-faults/',
   ],
 ];

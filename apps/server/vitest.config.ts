@@ -4,24 +4,9 @@
 // how to enable it; under CI it is a failure instead.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createServer } from 'node:net';
+import { processSuiteTimeouts, testEngines } from '@animal-store/test-support';
 import { configDefaults, defineConfig } from 'vitest/config';
-
-const postgresUrl = new URL(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-
-const reachable = (url: URL, port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = createConnection({ host: url.hostname, port: Number(url.port || port) });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(1_000);
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
 
 // Which engines a suite runs on is decided by its folder under test/, not by a list kept by hand (a new
 // suite runs where its folder says; one left in no folder cannot exist):
@@ -34,7 +19,6 @@ const reachable = (url: URL, port: number) =>
 //   statements): not through PgBouncer, whose connect_query and pooling change what they observe
 //   (docs/scaling-out.md says why).
 // - sqlite-only/: the process, its command line and what an operator sees: on SQLite.
-// - console/: the console in a real browser: on SQLite and on PostgreSQL + Redis.
 // - own-engines/: suites that start the engines they need (the rolling upgrade, the alert rules): once.
 // - image/: the container image, a project of its own run after every other.
 // - support/: the helpers.
@@ -71,24 +55,11 @@ const freePort = () =>
     });
   });
 
-async function engines() {
-  const [postgres, redis] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
-  const missing = [
-    !postgres &&
-      `PostgreSQL at ${postgresUrl.host} (set TEST_POSTGRES_URL, or start it: pg_ctlcluster 15 main start)`,
-    !redis && `Redis at ${redisUrl.host} (set TEST_REDIS_URL, or start it: redis-server --daemonize yes)`,
-  ].filter(Boolean);
-  if (missing.length && process.env.CI)
-    throw new Error(`CI needs every engine; unreachable: ${missing.join('; ')}`);
-  for (const line of missing) process.stderr.write(`skipping the suites that need ${line}\n`);
-  return { postgres, redis };
-}
-
 /** The container image's suites: a project of their own, run last. */
 const imageSuite = folder('image');
 
 export default defineConfig(async () => {
-  const { postgres, redis } = await engines();
+  const { postgres, redis, postgresUrl } = await testEngines();
   const project = (name: string, include: string[]) => ({
     extends: true as const,
     test: { name, include, env: { TEST_BACKEND: name } },
@@ -136,12 +107,7 @@ export default defineConfig(async () => {
       // The suites wait on processes, engines and clocks far more than they compute: on 2 cores every
       // project took 1,074 s one file at a time, 406 s three at a time.
       maxWorkers: 3,
-      testTimeout: 60_000,
-      hookTimeout: 60_000,
-      // expect.poll waits for a state to come (a page's next read, a change in force), never bounds how
-      // soon: 10 s, not vitest's 1 s, which a console page's read after an action overran beside a second
-      // suite ("banned until" still shown 1 s after the unban). Bounds are asserted as bounds, in their tests.
-      expect: { poll: { timeout: 10_000 } },
+      ...processSuiteTimeouts,
       projects: [
         {
           extends: true as const,
@@ -153,7 +119,7 @@ export default defineConfig(async () => {
           },
         },
         ...(postgres ? [project('postgres', httpSuites)] : []),
-        ...(postgres && redis ? [project('postgres+redis', [...httpSuites, folder('console')])] : []),
+        ...(postgres && redis ? [project('postgres+redis', httpSuites)] : []),
         ...pooled,
         ...(postgres ? topologies : []),
         // The image's build takes both cores for a minute: alone, after every other suite, so that it

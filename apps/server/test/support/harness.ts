@@ -7,10 +7,9 @@ import { type AddressInfo, connect } from 'node:net';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { chromiumPath, type ServerProcess, startServerProcess } from '@animal-store/test-support';
-import { chromium } from 'playwright-core';
+import { type ServerProcess, startServerProcess } from '@animal-store/test-support';
 
-export { type ServerProcess, tempDatabase } from '@animal-store/test-support';
+export { call, launchChromium, type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
@@ -164,13 +163,6 @@ export const rateLimitHeaders = [
   'ratelimit-policy',
 ];
 
-export function call(url: string, key: string | undefined, init: RequestInit = {}) {
-  const headers = new Headers(init.headers);
-  if (key !== undefined) headers.set('authorization', `Bearer ${key}`);
-  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', json);
-  return fetch(url, { ...init, headers });
-}
-
 /** The built server (`pnpm build`): main.js and cli/keys.js. */
 export const serverDist = fileURLToPath(new URL('../../dist/', import.meta.url));
 
@@ -227,24 +219,6 @@ export function parseRaw(text: string) {
   );
   return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
 }
-
-/**
- * Headless Chromium (Debian's, found by chromiumPath) driven by playwright-core, with the flags this
- * machine's closed network needs (no background connections, no component updates), and any `more`.
- */
-export const launchChromium = (more: string[] = []) =>
-  chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      ...more,
-    ],
-  });
 
 /** A 503 `service_unavailable` in the Error shape, with the Retry-After the contract promises. */
 export async function expectServiceUnavailable(res: Response) {

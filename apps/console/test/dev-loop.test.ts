@@ -6,13 +6,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAdminClient } from '@animal-store/client/admin';
 import { freePort, spawnUntilReady } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
-import { adminToken, chromium, consoleSuite } from './browser.js';
+import { adminToken, chromium, consoleSuite } from './support/browser.js';
 
 const suite = consoleSuite();
-const consoleDir = fileURLToPath(new URL('../../../console/', import.meta.url));
+const consoleDir = fileURLToPath(new URL('../', import.meta.url));
 /** The console's own Vite, the program its `dev` script runs. */
 const viteManifest = createRequire(join(consoleDir, 'package.json')).resolve('vite/package.json');
 const viteBin = join(
@@ -24,8 +23,7 @@ describe.runIf(chromium)('the console, in its dev loop', () => {
   it('Vite serves the sources and passes the admin API on: the page signs in and lists the keys', {
     timeout: 120_000,
   }, async () => {
-    const admin = createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token: adminToken });
-    const { key } = await admin.createKey({ plan: 'free', label: 'made for the dev loop' });
+    const { key } = await suite.admin().createKey({ plan: 'free', label: 'made for the dev loop' });
     const port = await freePort();
     const vite = await spawnUntilReady(process.execPath, [viteBin, '--port', String(port), '--strictPort'], {
       cwd: consoleDir,

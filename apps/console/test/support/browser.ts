@@ -1,14 +1,17 @@
-// The console in headless Chromium (test/support/harness.ts launchChromium): a server with the admin API,
-// a page signed in with its token, and what every console test checks on the way: no console error, no
-// request outside the server, no serious accessibility violation (axe-core), a screenshot of each view
-// kept under apps/server/test-results/console/<backend>/.
-import { mkdirSync, readFileSync } from 'node:fs';
+// The console in headless Chromium (launchChromium, @animal-store/test-support): the built server with its
+// admin listener (server.ts), a page signed in with its token, and what every console test checks on the way:
+// no console error, no request outside the server, no serious accessibility violation (axe-core), no answer
+// that breaks the admin contract (the server logs each), a screenshot of each view kept under
+// apps/console/test-results/<backend>/, with the server's log.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { toolFor } from '@animal-store/test-support';
+import { createAdminClient } from '@animal-store/client/admin';
+import { launchChromium, toolFor } from '@animal-store/test-support';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { backend, launchChromium, startServer, type TestServer } from '../support/harness.js';
+import { backend, type ConsoleServer, startConsoleServer } from './server.js';
 
 export const chromium = toolFor('the console in a real browser', 'chromium');
 /** The console's token, named `support` in ADMIN_TOKENS; `billingToken`, another system's, `billing`. */
@@ -16,36 +19,44 @@ export const adminToken = 'c'.repeat(40);
 export const billingToken = 'd'.repeat(40);
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const shots = fileURLToPath(new URL(`../../test-results/console/${backend}/`, import.meta.url));
+const shots = fileURLToPath(new URL(`../../test-results/${backend}/`, import.meta.url));
 
 export type ConsolePage = Page & { problems: string[] };
 
-/** A server with the admin API and a browser, for one suite; both stopped after it. */
-export function consoleSuite(options: Parameters<typeof startServer>[0] = {}) {
-  let server: TestServer | undefined;
+/** A server with the admin API (more configuration in `env`) and a browser, for one suite; both stopped after it. */
+export function consoleSuite(env: Record<string, string> = {}) {
+  let server: ConsoleServer | undefined;
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     if (!chromium) return;
-    server = await startServer({
-      adminTokens: [`support:${adminToken}`, `billing:${billingToken}`],
-      ...options,
-    });
+    server = await startConsoleServer([`support:${adminToken}`, `billing:${billingToken}`], env);
     browser = await launchChromium();
     mkdirSync(shots, { recursive: true });
   });
   afterAll(async () => {
     await browser?.close();
-    server?.expectNoContractViolations();
-    await server?.close();
+    await server?.stop();
+    // The server's log beside the screenshots, named by the suite's file: what a failure is read from.
+    const log = server?.output() ?? '';
+    writeFileSync(`${shots}${basename(expect.getState().testPath ?? 'suite')}.log`, log);
+    expect(log).not.toMatch(/breaks the (admin )?contract/);
   });
   const running = () => {
     if (!server || !browser) throw new Error('the console suite did not start');
     return { server, browser };
   };
+  const admin = (token = adminToken) =>
+    createAdminClient({ baseUrl: `${running().server.adminUrl}/admin/v1`, token });
   return {
     get server() {
       return running().server;
+    },
+    /** The admin API's typed client, with the console's token unless another is given. */
+    admin,
+    /** A new free key made through the admin API: its record and its secret. */
+    async freeKey() {
+      return (await admin().createKey({ plan: 'free' })) as { key: { id: string }; secret: string };
     },
     /** A new tab (its own storage) that records console errors, failed loads and requests outside. */
     async newPage(viewport = { width: 1280, height: 900 }): Promise<ConsolePage> {

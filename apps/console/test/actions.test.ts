@@ -3,9 +3,8 @@
 // change that raises X-RateLimit-Limit, the Error body's message of a refused change, a rotation whose grace
 // expires (shown on the key), a disable undone, an expiry set and cleared, a revocation, an unban that ends the 429s of a ban (and one that starts a used-up minute over),
 // and a confirmation cancelled by Escape.
-import { createAdminClient } from '@animal-store/client/admin';
+import { call, launchChromium } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
-import { call, launchChromium } from '../support/harness.js';
 import {
   adminToken,
   billingToken,
@@ -14,12 +13,15 @@ import {
   chromium,
   consoleSuite,
   recordErrors,
-} from './browser.js';
+} from './support/browser.js';
 
 // Bans at the first violation, as the admin API's suites do, so that a ban takes three requests.
-const suite = consoleSuite({ limits: { ban: { threshold: 1, seconds: 600, graceSeconds: 0 } } });
-const admin = (token = adminToken) =>
-  createAdminClient({ baseUrl: `${suite.server.adminUrl}/admin/v1`, token });
+const suite = consoleSuite({
+  RATE_LIMIT_BAN_THRESHOLD: '1',
+  RATE_LIMIT_BAN_SECONDS: '600',
+  RATE_LIMIT_BAN_GRACE_SECONDS: '0',
+});
+const admin = suite.admin;
 const pets = (secret: string) => call(`${suite.server.url}/v1/pets`, secret);
 const codeOf = async (res: Response) =>
   res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code;
@@ -126,10 +128,7 @@ describe.runIf(chromium)('the console, acting', () => {
   });
 
   it('moves a key to another plan: the public API’s X-RateLimit-Limit rises, and the key’s history says who did', async () => {
-    const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
-      key: { id: string };
-      secret: string;
-    };
+    const { key, secret } = await suite.freeKey();
     expect((await pets(secret)).headers.get('x-ratelimit-limit')).toBe('60');
     const page = await suite.newPage();
     await suite.signIn(page);
@@ -190,10 +189,7 @@ describe.runIf(chromium)('the console, acting', () => {
   });
 
   it('rotates a key with a grace period (presets of 1 hour, 24 hours, 7 days): the new secret works, the old one until the grace ends', async () => {
-    const { key, secret: old } = (await admin().createKey({ plan: 'free' })) as {
-      key: { id: string };
-      secret: string;
-    };
+    const { key, secret: old } = await suite.freeKey();
     const page = await suite.newPage();
     await suite.signIn(page);
     await openKey(page, key.id);
@@ -222,10 +218,7 @@ describe.runIf(chromium)('the console, acting', () => {
   });
 
   it('revokes a key for good: the public API refuses it, and the console offers nothing more', async () => {
-    const { key, secret } = (await admin().createKey({ plan: 'free' })) as {
-      key: { id: string };
-      secret: string;
-    };
+    const { key, secret } = await suite.freeKey();
     const page = await suite.newPage();
     await suite.signIn(page);
     await openKey(page, key.id);
