@@ -28,15 +28,11 @@ afterAll(() => {
   server.close();
 });
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-};
-
 describe('whenDone', () => {
   it('adds one close listener for every callback, and runs them in order once the response is done', async () => {
     ran.length = 0;
     expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('done');
-    await until(() => ran.length === 3);
+    await expect.poll(() => ran.length).toBe(3);
     expect(ran).toEqual([
       { name: 'connection', answered: true },
       { name: 'log', answered: true },
@@ -52,9 +48,9 @@ describe('whenDone', () => {
     const req = request({ port, host: '127.0.0.1', path: '/slow' });
     req.on('error', () => {});
     req.end();
-    await until(() => listeners.length > 0);
+    await expect.poll(() => listeners.length).toBeGreaterThan(0);
     req.destroy();
-    await until(() => ran.length === 3);
+    await expect.poll(() => ran.length).toBe(3);
     expect(ran.map((r) => r.answered)).toEqual([false, false, false]);
   });
 });

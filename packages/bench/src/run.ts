@@ -547,6 +547,12 @@ const metering = await meteringCost();
 const listCpuUs = rows.find((r) => r.scenario.startsWith('GET /v1/pets?'))?.measured.server?.cpuUsPerRequest;
 
 const fixed = (n: number, digits = 0) => n.toFixed(digits);
+/**
+ * A table after a blank line: its header, a separator as wide, its rows; nothing when it has no row (its
+ * scenarios left out by --scenario, or what it compares not run).
+ */
+const table = (header: string, body: string[]): string[] =>
+  body.length === 0 ? [] : ['', header, `|${'---|'.repeat(header.split(' | ').length)}`, ...body];
 const m = (row: (typeof rows)[number], name: string) => row.measured[name] as Measure;
 const goals = judge({
   rows,
@@ -557,65 +563,60 @@ const goals = judge({
 });
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run, median of ${rounds} round(s); ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
-  '',
-  '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/bare/floor | non-2xx |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((row) => {
-    const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
-    return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + b.non2xx + f.non2xx} |`;
-  }),
-  '',
-  '| scenario | ' +
-    ['full', ...extra.map((e) => e.name)]
-      .map((n) => `${n} req/s | ${n} / usual Express | ${n} / Fastify`)
-      .join(' | ') +
-    ' | usual Express req/s | Fastify req/s | CPU µs/req full/usual/Fastify | p99 ms full/usual/Fastify |',
-  `|---|${['full', ...extra].map(() => '---|---|---|').join('')}---|---|---|---|`,
-  ...rows.map((row) => {
-    const [usual, fast] = [m(row, 'usual Express'), m(row, 'Fastify')];
-    const ours = ['server', ...extra.map((e) => e.name)].map((name) => {
-      const r = m(row, name).reqPerSec;
-      return `${fixed(r)} | ${fixed(r / usual.reqPerSec, 2)} | ${fixed(r / fast.reqPerSec, 2)}`;
-    });
-    const s = m(row, 'server');
-    return `| ${row.scenario} | ${ours.join(' | ')} | ${fixed(usual.reqPerSec)} | ${fixed(fast.reqPerSec)} | ${[s, usual, fast].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${[s, usual, fast].map((x) => x.p99).join('/')} |`;
-  }),
-  ...(extra.length
-    ? [
-        '',
-        `| scenario | SQLite, WORKERS=1 req/s | ${extra.map((e) => `${e.name} req/s | ${e.name} / WORKERS=1`).join(' | ')} |`,
-        `|---|---|${extra.map(() => '---|---|').join('')}`,
-        ...rows.map((row) => {
+  ...table(
+    '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/bare/floor | non-2xx |',
+    rows.map((row) => {
+      const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
+      return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + b.non2xx + f.non2xx} |`;
+    }),
+  ),
+  ...table(
+    '| scenario | ' +
+      ['full', ...extra.map((e) => e.name)]
+        .map((n) => `${n} req/s | ${n} / usual Express | ${n} / Fastify`)
+        .join(' | ') +
+      ' | usual Express req/s | Fastify req/s | CPU µs/req full/usual/Fastify | p99 ms full/usual/Fastify |',
+    rows.map((row) => {
+      const [usual, fast] = [m(row, 'usual Express'), m(row, 'Fastify')];
+      const ours = ['server', ...extra.map((e) => e.name)].map((name) => {
+        const r = m(row, name).reqPerSec;
+        return `${fixed(r)} | ${fixed(r / usual.reqPerSec, 2)} | ${fixed(r / fast.reqPerSec, 2)}`;
+      });
+      const s = m(row, 'server');
+      return `| ${row.scenario} | ${ours.join(' | ')} | ${fixed(usual.reqPerSec)} | ${fixed(fast.reqPerSec)} | ${[s, usual, fast].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${[s, usual, fast].map((x) => x.p99).join('/')} |`;
+    }),
+  ),
+  ...table(
+    `| scenario | SQLite, WORKERS=1 req/s | ${extra.map((e) => `${e.name} req/s | ${e.name} / WORKERS=1`).join(' | ')} |`,
+    extra.length === 0
+      ? []
+      : rows.map((row) => {
           const base = m(row, 'server').reqPerSec;
           return `| ${row.scenario} | ${fixed(base)} | ${extra.map((e) => `${fixed(m(row, e.name).reqPerSec)} | ${fixed(m(row, e.name).reqPerSec / base, 2)}`).join(' | ')} |`;
         }),
-      ]
-    : []),
-  '',
-  '| scenario | CPU µs/req tracing off | traced (every trace) | traced 10 % | cost µs/req every / 10 % |',
-  '|---|---|---|---|---|',
-  ...rows.map((row) => {
-    const [off, on, tenth] = ['server', 'traced', 'traced 10 %'].map((n) => m(row, n).cpuUsPerRequest);
-    return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
-  }),
-  ...(against !== undefined
-    ? [
-        '',
-        `| scenario | this tree req/s | ${against} req/s | this tree / ${against} | lowest–highest round | CPU µs/req this tree / ${against} | CPU ${against} / this tree |`,
-        '|---|---|---|---|---|---|---|',
-        ...rows.map((row) => {
+  ),
+  ...table(
+    '| scenario | CPU µs/req tracing off | traced (every trace) | traced 10 % | cost µs/req every / 10 % |',
+    rows.map((row) => {
+      const [off, on, tenth] = ['server', 'traced', 'traced 10 %'].map((n) => m(row, n).cpuUsPerRequest);
+      return `| ${row.scenario} | ${fixed(off as number)} | ${fixed(on as number)} | ${fixed(tenth as number)} | ${fixed((on as number) - (off as number))} / ${fixed((tenth as number) - (off as number))} |`;
+    }),
+  ),
+  ...table(
+    `| scenario | this tree req/s | ${against} req/s | this tree / ${against} | lowest–highest round | CPU µs/req this tree / ${against} | CPU ${against} / this tree |`,
+    against === undefined
+      ? []
+      : rows.map((row) => {
           const [now, then] = [m(row, 'server'), m(row, against)];
           const ratio = row.againstRatio as NonNullable<typeof row.againstRatio>;
           return `| ${row.scenario} | ${fixed(now.reqPerSec)} | ${fixed(then.reqPerSec)} | ${fixed(ratio.reqPerSec, 2)} | ${ratio.reqPerSecRange.map((r) => fixed(r, 2)).join('–')} | ${fixed(now.cpuUsPerRequest)} / ${fixed(then.cpuUsPerRequest)} | ${fixed(1 / ratio.cpuUsPerRequest, 2)} |`;
         }),
-      ]
-    : []),
-  ...(backends.length
-    ? [
-        '',
-        `| scenario | ${backends.map((b) => `${b} PostgreSQL transactions / request`).join(' | ')}${backends.includes('postgres+redis') ? ` | postgres+redis Redis commands / request, and / s (scripts' own commands counted) | ${redisWorkers}, the same |` : ' |'}`,
-        `|---|${backends.map(() => '---|').join('')}${backends.includes('postgres+redis') ? '---|---|' : ''}`,
-        ...rows.map((row) => {
+  ),
+  ...table(
+    `| scenario | ${backends.map((b) => `${b} PostgreSQL transactions / request`).join(' | ')}${backends.includes('postgres+redis') ? ` | postgres+redis Redis commands / request, and / s (scripts' own commands counted) | ${redisWorkers}, the same |` : ' |'}`,
+    backends.length === 0
+      ? []
+      : rows.map((row) => {
           const per = backends.map((b) => fixed(m(row, b).postgresTransactionsPerRequest ?? Number.NaN, 3));
           const cost = (name: string) =>
             ` ${fixed(m(row, name).redisCommandsPerRequest ?? Number.NaN, 4)}, ${fixed(m(row, name).redisCommandsPerSecond ?? Number.NaN, 1)} |`;
@@ -624,8 +625,7 @@ const lines = [
             : '';
           return `| ${row.scenario} | ${per.join(' | ')} |${onRedis}`;
         }),
-      ]
-    : []),
+  ),
   '',
   ...(rows.length && extra.some((e) => e.name === 'WORKERS=2')
     ? [
@@ -637,20 +637,17 @@ const lines = [
           .join('; ')}`,
       ]
     : []),
-  ...(refusals.length
-    ? [
-        '',
-        '| the cost of a refusal (GET /v1/pets/{id}) | 200 CPU µs/req | 429 CPU µs/req | 429 / 200 | 200 req/s | 429 req/s | Redis commands per 200 / per 429 |',
-        '|---|---|---|---|---|---|---|',
-        ...refusals.map(({ target, answered: a, refused: r }) => {
-          const redisPer =
-            a.redisCommandsPerRequest === undefined
-              ? '–'
-              : `${fixed(a.redisCommandsPerRequest, 4)} / ${fixed(r.redisCommandsPerRequest ?? Number.NaN, 4)}`;
-          return `| ${target} | ${fixed(a.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest / a.cpuUsPerRequest, 2)} | ${fixed(a.reqPerSec)} | ${fixed(r.reqPerSec)} | ${redisPer} |`;
-        }),
-      ]
-    : []),
+  ...table(
+    '| the cost of a refusal (GET /v1/pets/{id}) | 200 CPU µs/req | 429 CPU µs/req | 429 / 200 | 200 req/s | 429 req/s | Redis commands per 200 / per 429 |',
+    refusals.map(({ target, answered: a, refused: r }) => {
+      const redisPer =
+        a.redisCommandsPerRequest === undefined
+          ? '–'
+          : `${fixed(a.redisCommandsPerRequest, 4)} / ${fixed(r.redisCommandsPerRequest ?? Number.NaN, 4)}`;
+      return `| ${target} | ${fixed(a.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest)} | ${fixed(r.cpuUsPerRequest / a.cpuUsPerRequest, 2)} | ${fixed(a.reqPerSec)} | ${fixed(r.reqPerSec)} | ${redisPer} |`;
+    }),
+  ),
+  '',
   `cold start to first 200: server ${fixed(server.coldStartMs)} ms, bare Express ${fixed(bare.coldStartMs)} ms, floor ${fixed(floor.coldStartMs)} ms`,
   ...(peakRssUnderListLoad
     ? [`peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`]
@@ -660,14 +657,7 @@ const lines = [
   'The goals (docs/performance.md), as this run measured them:',
   ...goalTable(goals),
 ];
-/** A table's header and separator with no row under them (its scenarios left out by --scenario): not printed. */
-const emptyTable = (line: string, i: number, all: string[]) =>
-  (line.startsWith('| ') && all[i + 1]?.startsWith('|---') && !all[i + 2]?.startsWith('| ')) ||
-  (line.startsWith('|---') && !all[i + 1]?.startsWith('| '));
-const printed = lines
-  .filter((line, i) => !emptyTable(line, i, lines))
-  .join('\n')
-  .replace(/\n{3,}/g, '\n\n');
+const printed = lines.join('\n').replace(/\n{3,}/g, '\n\n');
 process.stdout.write(`${printed}\n`);
 const report = {
   date: new Date().toISOString(),

@@ -104,6 +104,11 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
   }
 
   const batches = new Map<string, Batch>();
+  /** The record's count as this process last read it: none once the record's minute has ended. */
+  const knownNow = (batch: Batch): number => {
+    if (batch.knownUntil <= now()) batch.known = 0;
+    return batch.known;
+  };
   const batchOf = (id: string): Batch => {
     let batch = batches.get(id);
     if (!batch) {
@@ -149,8 +154,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
         }
         batch.known = counted.used;
         batch.knownUntil = counted.resetAt;
-      } else if (batch.knownUntil <= now()) batch.known = 0;
-      if (!mayStart || batch.known <= ban.threshold) return none;
+      }
+      if (!mayStart || knownNow(batch) <= ban.threshold) return none;
       const banMs = ban.seconds * 1000;
       // Recorded in the store for every instance; while it cannot be, this instance still bans the key.
       const ours = await store.take(key.ban, 1, 1, banMs).then(
@@ -205,9 +210,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     async violation(id: string, waitMs: number): Promise<{ banMs: number; started: boolean }> {
       if (!refusals.pastGrace(id, waitMs)) return { banMs: 0, started: false };
       const batch = batchOf(id);
-      if (batch.knownUntil <= now()) batch.known = 0;
       batch.pending++;
-      if (batch.known + batch.pending <= ban.threshold) {
+      if (knownNow(batch) + batch.pending <= ban.threshold) {
         flushLater();
         return { banMs: 0, started: false };
       }

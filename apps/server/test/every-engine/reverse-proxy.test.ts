@@ -2,14 +2,12 @@
 // its documented forms (a name, a hop count, an address list, true), the per-address limit sees each
 // client's address (from X-Forwarded-For), not the proxy's.
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { freePort, spawnTied, toolFor } from '@animal-store/test-support';
+import { freePort, toolFor } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../support/backends.js';
 import { freshStore, type ServerProcess, startProcess } from '../support/harness.js';
+import { startNginx } from '../support/nginx.js';
 
 const running: ServerProcess[] = [];
 let nginx: ChildProcess | undefined;
@@ -42,19 +40,11 @@ describe.runIf(nginxBinary).each(['loopback', '1', '127.0.0.1/8, ::1', 'true'])(
       };
       running.push(...(await Promise.all([startProcess(env), startProcess(env)])));
       proxyPort = await freePort();
-      const dir = mkdtempSync(join(tmpdir(), 'animal-store-nginx-'));
-      for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
       const upstreams = running.map((s) => `server ${new URL(s.url).host};`).join(' ');
-      writeFileSync(
-        join(dir, 'nginx.conf'),
-        `${process.getuid?.() === 0 ? 'user root;' : ''}
-worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-events {}
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-  upstream animal_store { ${upstreams} }
+      nginx = await startNginx(
+        binary,
+        proxyPort,
+        `  upstream animal_store { ${upstreams} }
   server {
     listen 127.0.0.1:${proxyPort};
     location / {
@@ -62,19 +52,8 @@ http {
       proxy_set_header Host $host;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
     }
-  }
-}
-`,
+  }`,
       );
-      nginx = spawnTied(binary, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-      for (let i = 0; i < 50; i++) {
-        try {
-          await from('127.0.0.1');
-          return;
-        } catch {
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
     });
     afterAll(async () => {
       nginx?.kill('SIGQUIT');

@@ -107,26 +107,21 @@ describe.runIf(promtool)('the Prometheus rules', () => {
       (await api<{ alerts: Alert[] }>('alerts')).alerts.filter(
         (a) => a.labels.alertname === 'AnimalStoreRateLimitsPerInstance',
       );
-    const until = async (what: string, ms: number, done: () => Promise<boolean>) => {
-      const deadline = Date.now() + ms;
-      while (!(await done())) {
-        if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
-    };
+    const every = (timeout: number) => ({ timeout, interval: 500 });
     // Scraped, with Redis up: the gauge reads 0 and nothing is pending.
-    await until('scraped', 20_000, async () => {
-      const result = await api<{ result: { value: [number, string] }[] }>(
-        'query?query=animal_store_rate_limits_per_instance',
-      );
-      return result.result[0]?.value[1] === '0';
-    });
+    const gauge = async () =>
+      (
+        await api<{ result: { value: [number, string] }[] }>(
+          'query?query=animal_store_rate_limits_per_instance',
+        )
+      ).result[0]?.value[1];
+    await expect.poll(gauge, every(20_000)).toBe('0');
     expect(await perInstance()).toEqual([]);
 
     redis.kill('SIGKILL');
     // Pending at once, firing after the rule's `for` (1m).
-    await until('pending', 20_000, async () => (await perInstance()).length > 0);
-    await until('firing', 100_000, async () => (await perInstance())[0]?.state === 'firing');
+    await expect.poll(async () => (await perInstance()).length, every(20_000)).toBeGreaterThan(0);
+    await expect.poll(async () => (await perInstance())[0]?.state, every(100_000)).toBe('firing');
     expect((await perInstance())[0]?.labels.instance).toBe(target);
     await prometheus.stop();
   }, 180_000);

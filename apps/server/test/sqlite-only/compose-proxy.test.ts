@@ -6,15 +6,14 @@
 // the ones in use. The upstream here is a bare HTTP server that says which connection each request came on.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, spawnTied, toolFor } from '@animal-store/test-support';
+import { freePort, toolFor } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idleBeforeCloseMs } from '../../src/server.js';
+import { startNginx } from '../support/nginx.js';
 
 const nginxBinary = toolFor('the compose proxy suite', 'nginx');
 const shipped = readFileSync(
@@ -40,38 +39,12 @@ describe.runIf(nginxBinary)('the compose proxy (deploy/compose/nginx.conf)', () 
     await once(upstream, 'listening');
     const { port } = upstream.address() as AddressInfo;
     proxyPort = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'animal-store-compose-proxy-'));
-    for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
     const server = shipped
       .replace(/server instance-a:3000/, `server 127.0.0.1:${port}`)
       .replace(/\n\s*server instance-b:3000[^\n]*/, '')
       .replace('listen 80;', `listen 127.0.0.1:${proxyPort};`);
     expect(server).not.toMatch(/instance-|listen 80/);
-    writeFileSync(
-      join(dir, 'nginx.conf'),
-      `${process.getuid?.() === 0 ? 'user root;' : ''}
-worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
-events {}
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;
-${server}
-}
-`,
-    );
-    nginx = spawnTied(nginxBinary as string, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-    for (let i = 0; i < 50; i++) {
-      if (
-        await connectionOf().then(
-          () => true,
-          () => false,
-        )
-      )
-        return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('nginx did not start');
+    nginx = await startNginx(nginxBinary as string, proxyPort, server);
   });
   afterAll(async () => {
     nginx?.kill('SIGQUIT');

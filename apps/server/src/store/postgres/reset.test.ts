@@ -40,17 +40,13 @@ async function farEnd(wrap: (socket: Socket) => Socket = (s) => s) {
 /** A pool client as pg makes one: its socket at `connection.stream`. */
 const clientOn = (stream: Socket) => ({ connection: { stream } }) as unknown as pg.PoolClient;
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-};
-
 describe('resetConnection', () => {
   it('ends a plain connection with a reset', async () => {
     const far = await farEnd();
     const socket = connect(far.port, '127.0.0.1');
     await once(socket, 'connect');
     resetConnection(clientOn(socket));
-    await until(() => far.endings.length > 0);
+    await expect.poll(() => far.endings.length).toBeGreaterThan(0);
     expect(far.endings).toEqual(['reset']);
   });
 
@@ -82,7 +78,7 @@ describe('resetConnection', () => {
       await once(secure, 'secureConnect');
       expect(() => secure.resetAndDestroy()).toThrow(); // what resetConnection must not call
       expect(() => resetConnection(clientOn(secure))).not.toThrow();
-      await until(() => far.endings.length > 0);
+      await expect.poll(() => far.endings.length).toBeGreaterThan(0);
       expect(far.endings).toEqual(['closed']);
       expect(secure.destroyed).toBe(true);
     },
