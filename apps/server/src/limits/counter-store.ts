@@ -28,8 +28,23 @@ export const fallbackEpoch = -1;
 /**
  * Who takes points for a lease, and how long it may hold them unused (CounterStore.take); `id` names the
  * take where its answer can be lost (a network store), so that it can be undone (CounterStore.undo).
+ * `seen`: the window as the taker last saw it, its end and its count then, while it has more than
+ * seenEndMarginMs left. A store that pays a command to read a window's end (Redis) may answer that end
+ * instead for points used at once (`holdMs` 0) while the count it finds is still at least `used`; a
+ * window ended early by an operator and taken from again elsewhere has a lower count, so it is read.
  */
-export type Holder = { holder: string; holdMs: number; id?: string };
+export type Holder = {
+  holder: string;
+  holdMs: number;
+  id?: string;
+  seen?: { resetAt: number; used: number };
+};
+
+/**
+ * How much of a seen window must be left for its end to be answered unread (Holder.seen): far more than a
+ * take's latency and the clocks of a host's processes apart, so that a window known to run does.
+ */
+export const seenEndMarginMs = 1_000;
 
 /** The holder name of the whole window's holds when several hold at once. */
 export const severalHolders = '*';

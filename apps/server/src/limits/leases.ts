@@ -436,9 +436,15 @@ export class Leases {
         const resent = lease.returning ? this.#return(key, lease).then(() => !lease.returning) : undefined;
         lease.pace = measured(lease.pace, this.now());
         const terms = leaseTerms(limit - lease.window.used, lease.pace);
+        // The window as this process saw it, while it runs and the same store answers: its end need not be
+        // read again (CounterStore's Holder.seen).
+        const seen = lease.window;
+        const known =
+          seen.resetAt > this.now() && seen.epoch !== fallbackEpoch && seen.epoch === (this.store.epoch ?? 0);
         const grant = await this.store.take(key, terms.want, limit, windowMs, {
           holder: this.#holder,
           holdMs: terms.holdMs,
+          ...(known && { seen: { resetAt: seen.resetAt, used: seen.used } }),
         });
         const at = this.now();
         const window = lease.window;

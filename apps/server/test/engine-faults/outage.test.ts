@@ -2,7 +2,7 @@
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { freePort, spawnTied, toolFor, untilListening } from '@animal-store/test-support';
+import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -23,6 +23,7 @@ import {
   type TestServer,
   tokenParts,
 } from '../support/harness.js';
+import { privateRedis } from '../support/private-redis.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -207,35 +208,6 @@ describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
     server.expectNoContractViolations();
   });
 });
-
-/** A private redis-server on a free port (killed after the test): to kill, stop (SIGSTOP) and restart. */
-async function privateRedis() {
-  const redisServer = toolFor('the Redis outage suites', 'redis-server') as string;
-  const port = await freePort();
-  const start = async () => {
-    const child = spawnTied(
-      redisServer,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {
-        stdio: 'ignore',
-      },
-    );
-    await untilListening(port, 'redis-server');
-    return child;
-  };
-  const handle = {
-    child: await start(),
-    url: `redis://127.0.0.1:${port}`,
-    restart: async () => {
-      handle.child = await start();
-    },
-  };
-  cleanups.push(() => {
-    handle.child.kill('SIGCONT');
-    handle.child.kill('SIGKILL');
-  });
-  return handle;
-}
 
 /** The per-minute limit of leasesOutOnPrivateRedis's key. */
 const busyLimit = 800;

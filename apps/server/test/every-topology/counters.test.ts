@@ -104,6 +104,39 @@ describe(`counters on ${engine}`, () => {
     expect(await counters.read('minute:undo-new')).toEqual({ used: 0, resetAt: 0 });
   });
 
+  it('a take that names the window it saw: Redis answers that end unread, unless the window was ended and started again meanwhile', async () => {
+    const first = await counters.take('minute:seen', 1, 100, 60_000);
+    // An end the store cannot have: Redis, which would pay a command to read the true one, answers it
+    // (the taker's own); SQLite and PostgreSQL read the end in the same statement, and answer the truth.
+    const claimed = first.resetAt + 5_000;
+    const seen = (used: number) => ({ holder: 'this', holdMs: 0, seen: { resetAt: claimed, used } });
+    const second = await counters.take('minute:seen', 1, 100, 60_000, seen(first.used));
+    expect(second).toMatchObject({ granted: 1, used: 2 });
+    if (engine === 'postgres+redis') expect(second.resetAt).toBe(claimed);
+    else expect(Math.abs(second.resetAt - first.resetAt)).toBeLessThan(50);
+    // An operator ends the window, another process starts the next one: its count is below what this
+    // taker saw, so the end is read, on every engine.
+    await counters.delete('minute:seen');
+    await sleep(20);
+    const other = await counters.take('minute:seen', 1, 100, 60_000);
+    const third = await counters.take('minute:seen', 1, 100, 60_000, seen(second.used));
+    expect(third).toMatchObject({ granted: 1, used: 2 });
+    expect(Math.abs(third.resetAt - other.resetAt)).toBeLessThan(50);
+    // Ended, and this taker the first in the next window: the window is new, its end read (and set).
+    await counters.delete('minute:seen');
+    const fourth = await counters.take('minute:seen', 1, 100, 60_000, seen(0));
+    expect(fourth).toMatchObject({ granted: 1, used: 1 });
+    expect(fourth.resetAt).not.toBe(claimed);
+    expect((await counters.read('minute:seen')).resetAt).toBeGreaterThan(Date.now() + 50_000);
+    // A lease (points held, not used at once) always reads the end: its hold must not outlast the window.
+    const lease = await counters.take('minute:seen', 5, 100, 60_000, {
+      holder: 'this',
+      holdMs: 1_000,
+      seen: { resetAt: claimed, used: 1 },
+    });
+    expect(lease.resetAt).not.toBe(claimed);
+  });
+
   it('keeps a mark (a ban) until it ends or is deleted', async () => {
     expect(await counters.endsAt('ban:d')).toBe(0);
     await counters.mark('ban:d', 60_000);

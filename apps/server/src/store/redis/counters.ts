@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { type CounterStore, severalHolders } from '../../limits/counter-store.js';
+import { type CounterStore, seenEndMarginMs, severalHolders } from '../../limits/counter-store.js';
 import { instanceLiveMs, insured } from '../../limits/insured.js';
 import type { RedisClient } from './connect.js';
 import type { FailoverListener, PrimaryAddress } from './failovers.js';
@@ -27,15 +27,20 @@ const takeRecordMs = 60_000;
 
 // KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
 // hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
-// hold ms, holder, the take's name ('' for none). Returns granted, used, ms until the window ends, ms until
-// the hold of other holders ends (0: none). A grant's hold ends holdMs after it at least, and a shorter
+// hold ms, holder, the take's name ('' for none), the ms left of the window as the taker saw it and its count
+// then (0 and 0: unknown; Holder.seen). Returns granted, used, ms until the window ends (-1: the end the
+// taker saw, not read), ms until the hold of other holders ends (0: none). A grant's hold ends holdMs after it at least, and a shorter
 // hold never shortens a longer one (leases last as long as their pace allows: limits/leases.ts), but never
 // outlasts its window: so a new window has no hold of the old one's to forget. The window is counted up
 // first (INCRBY; the excess taken off again in the rare take that gets less than it asked, a new window's
 // end set once), so that a grant does not read the count before writing it. The hold is read only for a
 // lease (to extend it) or when the grant leaves the window used up (only then does a caller look at it: a
 // refusal, or `remaining` 0 against 1). So a single point of a running window costs three commands (the
-// script, INCRBY, PTTL) and the take's record, as a per-request counter's consume costs four. A take of
+// script, INCRBY, PTTL) and the take's record, as a per-request counter's consume costs four; two and the
+// record when the taker knows the window's end (Holder.seen: the count found has not gone below the one
+// it saw, so no operator ended the window meanwhile, and the key existed, so no INCRBY made it). A window's
+// first take sets its end in the command that tells it is the first (PEXPIRE NX: the key the INCRBY made
+// has none; Redis 7), so it costs three and the record too. A take of
 // nothing (`want` 0, a look: limits/leases.ts inStore) writes nothing. Holds of releases before 2.3 may
 // outlast their window by a few seconds; the window after reads them as held (a wait of 1 s, no more).
 const take = `
@@ -43,10 +48,15 @@ local want = tonumber(ARGV[1])
 local used
 if want > 0 then used = redis.call('INCRBY', KEYS[1], want) - want
 else used = tonumber(redis.call('GET', KEYS[1]) or '0') end
-local ttl = redis.call('PTTL', KEYS[1])
-local fresh = ttl <= 0
-local made = ttl < 0 -- no end yet: the INCRBY made the key (0: an old window's last millisecond)
 local hold = tonumber(ARGV[4])
+local seenLeft = tonumber(ARGV[7])
+local ttl
+if want > 0 and used == 0 and redis.call('PEXPIRE', KEYS[1], ARGV[3], 'NX') == 1 then
+  ttl = -1; seenLeft = 0 -- the INCRBY made the key: a new window, its end set now
+elseif want > 0 and hold == 0 and seenLeft > 0 and used > 0 and used >= tonumber(ARGV[8]) then ttl = seenLeft
+else ttl = redis.call('PTTL', KEYS[1]); seenLeft = 0 end
+local fresh = ttl <= 0
+local made = ttl < 0 -- no end before this take: a new window (0: an old window's last millisecond)
 local holder = ARGV[5]
 local by = false
 local holdLeft = 0
@@ -60,8 +70,7 @@ end
 if ARGV[6] ~= '' and redis.call('SET', KEYS[3], granted, 'NX', 'GET', 'PX', ${takeRecordMs}) then granted = 0 end
 if fresh and want > 0 then
   if granted == 0 then redis.call('DEL', KEYS[1])
-  elseif granted == want and made then redis.call('PEXPIRE', KEYS[1], ttl)
-  else redis.call('SET', KEYS[1], granted, 'PX', ttl) end
+  elseif granted < want or not made then redis.call('SET', KEYS[1], granted, 'PX', ttl) end
 elseif granted < want then
   redis.call('DECRBY', KEYS[1], want - granted)
 end
@@ -72,6 +81,7 @@ if granted > 0 and hold > 0 then
 end
 local held = 0
 if by and by ~= holder then held = holdLeft end
+if seenLeft > 0 then ttl = -1 end
 return {granted, used + granted, ttl, held}`;
 
 /**
@@ -118,6 +128,8 @@ type Scripts = RedisClient & {
     holdMs: number,
     holder: string,
     id: string,
+    seenLeftMs: number,
+    seenUsed: number,
   ): Promise<[number, number, number, number]>;
   leaseUndo(key: string, record: string): Promise<number>;
   leaseGiveBack(key: string, back: string, points: number): Promise<number>;
@@ -156,6 +168,8 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
   return {
     async take(key, want, limit, windowMs, lease) {
       const window = name(key);
+      const seen = lease?.seen;
+      const seenLeft = seen && seen.resetAt - now() > seenEndMarginMs ? seen.resetAt - now() : 0;
       const [granted, used, ttl, held] = await client.leaseTake(
         window,
         heldName(window),
@@ -166,9 +180,12 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
         lease?.holdMs ?? 0,
         lease?.holder ?? '',
         lease?.id ?? '',
+        Math.floor(seenLeft),
+        seenLeft > 0 ? (seen?.used ?? 0) : 0,
       );
       const at = now();
-      return { granted, used, resetAt: at + ttl, heldUntil: held > 0 ? at + held : 0 };
+      const resetAt = ttl === -1 ? (seen?.resetAt as number) : at + ttl;
+      return { granted, used, resetAt, heldUntil: held > 0 ? at + held : 0 };
     },
     async undo(key, id) {
       await client.leaseUndo(name(key), beside(name(key), `take:${id}`));

@@ -1,0 +1,54 @@
+// What a key whose requests each take a single point of its windows costs Redis (docs/decisions.md#what-the-
+// limits-cost-the-store), counted on a Redis of the test's own (INFO commandstats, a script's own commands
+// included): per request and window, the take's script, its INCRBY and its record, and the ban of record
+// once; the window's end is read (PTTL) only when this process does not know it already (its first take in
+// the window), so that a quiet key costs less than a per-request counter.
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { backend } from '../support/backends.js';
+import { call, freshStore, startServer } from '../support/harness.js';
+import { privateRedis } from '../support/private-redis.js';
+import { ask } from '../support/redis-topologies.js';
+
+/** How many times Redis ran each command since it started. */
+async function commandCounts(port: number): Promise<Record<string, number>> {
+  const stats = (await ask(port, 'INFO', 'commandstats')) as string;
+  return Object.fromEntries(
+    [...stats.matchAll(/^cmdstat_([\w|]+):calls=(\d+)/gm)].map(([, name, calls]) => [name, Number(calls)]),
+  );
+}
+
+describe.runIf(backend === 'postgres+redis')('what single-point takes cost Redis', () => {
+  it("reads a window's end once per window and process, not per request: seven commands a request", async () => {
+    const redis = await privateRedis();
+    const server = await startServer({ store: { ...(await freshStore()), REDIS_URL: redis.url } });
+    onTestFinished(() => server.close());
+    // 15 a minute and a day: what is left is under 16 all along, so every take asks one point (an eighth of
+    // what is left, one at least), used at once, however fast the requests come.
+    const key = await server.key({ perMinute: 15, perDay: 15 });
+    // The first request starts both windows: each end set by the command that finds the window new
+    // (PEXPIRE NX), not read; the one PTTL is the ban of record's.
+    const start = await commandCounts(redis.port);
+    expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const before = await commandCounts(redis.port);
+    // A script runs as EVALSHA, or as EVAL the first time Redis does not know it.
+    const first = (command: string) =>
+      [command, ...(command === 'evalsha' ? ['eval'] : [])].reduce(
+        (sum, name) => sum + (before[name] ?? 0) - (start[name] ?? 0),
+        0,
+      );
+    expect(['evalsha', 'incrby', 'pexpire', 'set', 'pttl'].map(first)).toEqual([2, 2, 2, 2, 1]);
+    const requests = 10;
+    for (let i = 0; i < requests; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
+    const after = await commandCounts(redis.port);
+    const ran = (command: string) => (after[command] ?? 0) - (before[command] ?? 0);
+    // A take of each window per request: its script, the INCRBY and its record (SET)...
+    expect(ran('evalsha')).toBe(2 * requests);
+    expect(ran('incrby')).toBe(2 * requests);
+    expect(ran('set')).toBe(2 * requests);
+    // ...and no PTTL for the windows' ends, known from the first take: the one PTTL a request is the ban of
+    // record, read before every take from the store (policy.ts). Seven commands a request in all, where a
+    // per-request counter's two consumes cost eight (nine before the ends were known).
+    expect(ran('pttl')).toBe(requests);
+    expect(ran('pexpire')).toBe(0);
+  });
+});
