@@ -5,6 +5,7 @@ import type { Request } from 'express';
 import { HttpError } from '../http/http-error.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { type Quota, QuotaError } from '../plans.js';
+import { futureExpiry } from '../store/key-change.js';
 import type { ApiKey, Store } from '../store/store.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Audit } from './audit.js';
@@ -47,10 +48,9 @@ export const view = (k: ApiKey): AdminKey => ({
  */
 export function expiryChecked(expiresAt: string | null | undefined): string | null | undefined {
   if (expiresAt === undefined || expiresAt === null) return expiresAt;
-  const at = Date.parse(expiresAt);
-  if (!(at > Date.now()))
-    throw new HttpError(400, `body.expiresAt must be in the future (${expiresAt} is not).`);
-  return new Date(at).toISOString();
+  const at = futureExpiry(expiresAt);
+  if (!at) throw new HttpError(400, `body.expiresAt must be in the future (${expiresAt} is not).`);
+  return at;
 }
 
 /** The request fields a QuotaError names. */

@@ -10,7 +10,7 @@ import { propagationText } from '../bounds.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
 import { type Plan, planNames, QuotaError, quotaFor, type WindowName } from '../plans.js';
-import { keyAfter, termsDiffer } from '../store/key-change.js';
+import { futureExpiry, keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
 import type { ApiKey } from '../store/store.js';
@@ -40,14 +40,14 @@ const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)
 /** A commander parser for an expiry: an instant to come, ISO 8601 with its zone ("" is left as it is). */
 const expiry = (value: string) => {
   if (value === '') return value;
-  const at = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(at)) {
+  if (!/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(Date.parse(value))) {
     throw new InvalidArgumentError(
       'must be an instant written ISO 8601 with its zone, e.g. 2027-01-31T00:00:00Z',
     );
   }
-  if (at <= Date.now()) throw new InvalidArgumentError('must be in the future');
-  return new Date(at).toISOString();
+  const at = futureExpiry(value);
+  if (!at) throw new InvalidArgumentError('must be in the future');
+  return at;
 };
 const out = (text: string): void => void process.stdout.write(`${text}\n`);
 /** Rows as aligned columns under a header row: for people (`--json` is for programs). */

@@ -51,3 +51,12 @@ export function termsDiffer(before: KeyFields, after: KeyFields): boolean {
     before.quota.perDay !== after.quota.perDay
   );
 }
+
+/**
+ * An expiry as it is stored: `value`, an instant, in UTC ISO 8601; undefined when it is not in the future
+ * (the caller says so in its own words: a 400 from the admin API, a usage error from the keys command).
+ */
+export function futureExpiry(value: string, now = Date.now()): string | undefined {
+  const at = Date.parse(value);
+  return at > now ? new Date(at).toISOString() : undefined;
+}
