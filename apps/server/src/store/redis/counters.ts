@@ -51,10 +51,12 @@ else used = tonumber(redis.call('GET', KEYS[1]) or '0') end
 local hold = tonumber(ARGV[4])
 local seenLeft = tonumber(ARGV[7])
 local ttl
+local unread = false -- the end answered is the one the taker saw
 if want > 0 and used == 0 and redis.call('PEXPIRE', KEYS[1], ARGV[3], 'NX') == 1 then
-  ttl = -1; seenLeft = 0 -- the INCRBY made the key: a new window, its end set now
-elseif want > 0 and hold == 0 and seenLeft > 0 and used > 0 and used >= tonumber(ARGV[8]) then ttl = seenLeft
-else ttl = redis.call('PTTL', KEYS[1]); seenLeft = 0 end
+  ttl = -1 -- the INCRBY made the key: a new window, its end set now
+elseif want > 0 and hold == 0 and seenLeft > 0 and used > 0 and used >= tonumber(ARGV[8]) then
+  ttl = seenLeft; unread = true
+else ttl = redis.call('PTTL', KEYS[1]) end
 local fresh = ttl <= 0
 local made = ttl < 0 -- no end before this take: a new window (0: an old window's last millisecond)
 local holder = ARGV[5]
@@ -81,7 +83,7 @@ if granted > 0 and hold > 0 then
 end
 local held = 0
 if by and by ~= holder then held = holdLeft end
-if seenLeft > 0 then ttl = -1 end
+if unread then ttl = -1 end
 return {granted, used + granted, ttl, held}`;
 
 /**
@@ -169,7 +171,8 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
     async take(key, want, limit, windowMs, lease) {
       const window = name(key);
       const seen = lease?.seen;
-      const seenLeft = seen && seen.resetAt - now() > seenEndMarginMs ? seen.resetAt - now() : 0;
+      const left = seen ? seen.resetAt - now() : 0;
+      const seenLeft = left > seenEndMarginMs ? Math.floor(left) : 0;
       const [granted, used, ttl, held] = await client.leaseTake(
         window,
         heldName(window),
@@ -180,7 +183,7 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
         lease?.holdMs ?? 0,
         lease?.holder ?? '',
         lease?.id ?? '',
-        Math.floor(seenLeft),
+        seenLeft,
         seenLeft > 0 ? (seen?.used ?? 0) : 0,
       );
       const at = now();
