@@ -16,13 +16,33 @@ const reachable = (url: URL, port: number) =>
     socket.once('timeout', () => done(false));
   });
 
+// Read when asked, not when this module loads: a vitest project sets them in its environment (PgBouncer's
+// TEST_POSTGRES_URL), and a worker keeps this package loaded from one project's file to the next.
+/** The PostgreSQL the suites create their databases on: TEST_POSTGRES_URL, else the machine's. */
+export const testPostgresUrl = (): string =>
+  process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The Redis the suites use: TEST_REDIS_URL, else the machine's. */
+export const testRedisUrl = (): string => process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * How the suites name their PostgreSQL databases and Redis key prefixes: TEST_STORE_PREFIX (lower-case
+ * letters, digits and underscores), so that several checkouts or CI jobs can share one server.
+ */
+export function testStorePrefix(): string {
+  const prefix = process.env.TEST_STORE_PREFIX ?? 'animal_store_test';
+  if (!/^[a-z_][a-z0-9_]{0,40}$/.test(prefix)) {
+    throw new Error(`TEST_STORE_PREFIX must be 1-41 lower-case letters, digits or underscores: ${prefix}`);
+  }
+  return prefix;
+}
+
 /**
  * Whether PostgreSQL and Redis answer, with their URLs. One that does not is one line on stderr saying how
  * to enable the suites that need it; under CI=true it is a failure instead (CI runs every suite).
  */
 export async function testEngines() {
-  const postgresUrl = new URL(process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
-  const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const postgresUrl = new URL(testPostgresUrl());
+  const redisUrl = new URL(testRedisUrl());
   const [postgres, redis] = await Promise.all([reachable(postgresUrl, 5432), reachable(redisUrl, 6379)]);
   const missing = [
     !postgres &&

@@ -4,15 +4,20 @@
 // suite's own, dropped after it.
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { type ServerProcess, startServerProcess, tempDatabase } from '@animal-store/test-support';
+import {
+  type ServerProcess,
+  startServerProcess,
+  tempDatabase,
+  testPostgresUrl,
+  testRedisUrl,
+  testStorePrefix,
+} from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 
 const serverDist = fileURLToPath(new URL('../../../server/dist/', import.meta.url));
-const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** Names the PostgreSQL databases and Redis prefixes, as the server's suites do (several runs share a server). */
-const storePrefix = process.env.TEST_STORE_PREFIX ?? 'animal_store_test';
+const postgresUrl = testPostgresUrl();
+const redisUrl = testRedisUrl();
 
 export const backend = (process.env.TEST_BACKEND ?? 'sqlite') as 'sqlite' | 'postgres+redis';
 
@@ -29,7 +34,7 @@ async function onPostgres(statement: string) {
 /** A new store for one server, and how to drop it. */
 async function scratchStore(): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (backend === 'sqlite') return { env: { DATABASE_URL: tempDatabase() }, drop: async () => {} };
-  const name = `${storePrefix}_console_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = `${testStorePrefix()}_console_${process.pid}_${randomBytes(4).toString('hex')}`;
   await onPostgres(`CREATE DATABASE ${name}`);
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;

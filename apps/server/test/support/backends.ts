@@ -5,7 +5,7 @@
 // a Redis key prefix of its own.
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import { tempDatabase } from '@animal-store/test-support';
+import { tempDatabase, testPostgresUrl, testRedisUrl, testStorePrefix } from '@animal-store/test-support';
 import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -23,9 +23,9 @@ declare module 'vitest' {
 
 export type BackendName = 'sqlite' | 'postgres' | 'postgres+redis';
 export const backend = (process.env.TEST_BACKEND ?? 'sqlite') as BackendName;
-export const postgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const postgresUrl = testPostgresUrl();
 export const redisTopology = inject('redisTopology') ?? 'single';
-export const redisUrl = inject('redisUrl') ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const redisUrl = inject('redisUrl') ?? testRedisUrl();
 
 /** A client of the test's own to the Redis at `url` (any topology), as the service connects. */
 export const redisClient = (url = redisUrl): Promise<RedisClient> =>
@@ -60,14 +60,8 @@ export type TestStore = {
  */
 const testPoolSize = '3';
 
-/**
- * How the tests name their PostgreSQL databases and Redis key prefixes: TEST_STORE_PREFIX (lower-case
- * letters, digits and underscores), so that several checkouts or CI jobs can share one server.
- */
-export const storePrefix = process.env.TEST_STORE_PREFIX ?? 'animal_store_test';
-if (!/^[a-z_][a-z0-9_]{0,40}$/.test(storePrefix)) {
-  throw new Error(`TEST_STORE_PREFIX must be 1-41 lower-case letters, digits or underscores: ${storePrefix}`);
-}
+/** How the tests name their PostgreSQL databases and Redis key prefixes (TEST_STORE_PREFIX). */
+export const storePrefix = testStorePrefix();
 
 const created: { database?: string; prefix?: string }[] = [];
 
