@@ -4,7 +4,7 @@
 // - network errors and 502/503/504, for GET, and for POST only when it carries an Idempotency-Key (the
 //   service then replays instead of creating twice).
 // It lives in the `fetch` given to openapi-fetch, because a Request cannot be re-sent from its middleware:
-// each attempt sends a fresh clone. Written by hand: docs/decisions.md#client-retries.
+// each attempt sends a fresh copy. Written by hand: docs/decisions.md#client-retries.
 
 export type RetryReason = 'rate_limited' | 'unavailable' | 'network';
 export type RetryEvent = { attempt: number; delayMs: number; reason: RetryReason };
@@ -73,7 +73,10 @@ export function retryingFetch(
       let response: Response | undefined;
       let failure: unknown;
       try {
-        response = await send(request.clone());
+        // A fresh copy per attempt, given the request's signal again: a bare clone follows it only through
+        // a weak reference that a garbage collection cuts, and the call's timeout or abort would then
+        // never reach the attempt in flight (nodejs/undici#4068).
+        response = await send(new Request(request.clone(), { signal: request.signal }));
       } catch (error) {
         if (request.signal.aborted) throw error; // the caller's abort or timeout: never retried
         failure = error;

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { deprecatedOperations, servers } from '@animal-store/spec';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -27,7 +29,10 @@ async function scripted(answers: Answer[]) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen };
 }
 afterEach(() => {
-  for (const s of running.splice(0)) s.close();
+  for (const s of running.splice(0)) {
+    s.closeAllConnections();
+    s.close();
+  }
 });
 
 const pet = { id: 1, name: 'Rex', categoryId: 1, status: 'available' };
@@ -107,6 +112,39 @@ describe('createClient', () => {
     await createClient({ baseUrl: api.url, apiKey: 'as_abc' }).listPets();
     expect(api.seen[0]?.headers.authorization).toBe('Bearer as_abc');
   });
+});
+
+// A garbage collection while a call is in flight must not cut its timeout or its signal off the request
+// (undici's Request.clone() holds the clone's AbortController only weakly: nodejs/undici#4068).
+describe('a call in flight across a garbage collection', () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+
+  async function silent() {
+    const server = createServer(() => {}); // takes the request and never answers
+    running.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server.on('request', () => gc());
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  }
+
+  it('when its timeout passes, then it fails with reason timeout', async () => {
+    const client = createClient({ baseUrl: await silent(), apiKey: 'k' });
+    await expect(client.listPets({}, { timeout: 300 })).rejects.toMatchObject({
+      name: 'ConnectionError',
+      reason: 'timeout',
+    });
+  }, 5_000);
+
+  it('when its signal aborts, then it fails with reason aborted', async () => {
+    const client = createClient({ baseUrl: await silent(), apiKey: 'k' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 300);
+    await expect(client.listPets({}, { signal: controller.signal })).rejects.toMatchObject({
+      name: 'ConnectionError',
+      reason: 'aborted',
+    });
+  }, 5_000);
 });
 
 describe('facts taken from the contract', () => {
