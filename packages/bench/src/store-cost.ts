@@ -5,8 +5,8 @@
 // the floor to beat (docs/decisions.md#what-the-limits-cost-the-store). Each run starts its instances on
 // a key prefix of its own (every window new), drives the shape for --warmup seconds (leases ramp up), then
 // counts for --duration seconds: every command Redis ran (INFO commandstats, a script's own commands
-// counted, as the issue's goal counts them), split into the instances' upkeep (their probe and live count,
-// whatever the traffic) and the limits' own; and round trips (MONITOR: commands a client sent, a
+// counted, as the issue's goal counts them), split into the instances' upkeep (their probe, live count and
+// ban list, whatever the traffic) and the limits' own; and round trips (MONITOR: commands a client sent, a
 // MULTI … EXEC once). Prints the table and writes bench-results/store-cost-<timestamp>.json.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -205,8 +205,9 @@ async function drive(shape: Shape, send: (key: number) => Promise<number>, ms: n
   return driven;
 }
 
-/** The instances' own commands, sent whatever the traffic: the probe (marker) and the live count. */
+/** The instances' own commands, sent whatever the traffic: the probe (marker), the live count, the ban list. */
 const upkeep = new Set([
+  'zrange',
   'ping',
   'exists',
   'multi',

@@ -5,16 +5,23 @@ import type { Limits } from '../config.js';
 import { windowSeconds } from '../plans.js';
 import { BanCache } from './ban-cache.js';
 import type { CounterStore } from './counter-store.js';
+import { recheckMs } from './lease-terms.js';
+
+/** How long the ban list is trusted after it was asked: two looks at it missed, and it is not. */
+export const listTrustedMs = 2 * recheckMs;
 
 /** The shortest wait an answer asks (Retry-After is in whole seconds, at least 1). */
 export const shortestWaitMs = 1_000;
+
+/** How every key's ban of record is named (and listed: CounterStore.listed). */
+const banPrefix = 'ban:';
 
 /** The names of a key's windows and marks in the counter store. */
 export const keyNames = (id: string) => ({
   minute: `minute:${id}`,
   day: `day:${id}`,
   violations: `violations:${id}`,
-  ban: `ban:${id}`,
+  ban: `${banPrefix}${id}`,
   newTerms: `new-terms:${id}`,
 });
 
@@ -103,6 +110,37 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     return 0;
   }
 
+  // The ban list (CounterStore.listed): every key banned now, read in one call every recheckMs (the
+  // limiter's timer: policy.ts). While it is up to date, a key not on it has no ban of record, so a take
+  // from the store needs no look at the ban first (a quiet key's requests each cost the store one call
+  // less); a key on it that this process has not seen banned is confirmed before its next take, as every
+  // key was before the list. The ban of record stays the authority: the list only says which keys to ask
+  // about. Out of date (the store did not answer two looks), the ban of record is read before every take.
+  // Written by hand: docs/decisions.md#bans.
+  let listedAt = Number.NEGATIVE_INFINITY;
+  let listing = false;
+  /** Keys on the list that this process had not seen banned when it read it. */
+  let unseen = new Set<string>();
+  async function readList(): Promise<void> {
+    if (listing) return;
+    listing = true;
+    try {
+      const askedAt = now();
+      const listed = await store.listed(banPrefix);
+      unseen = new Set(
+        [...listed.keys()]
+          .map((name) => name.slice(banPrefix.length))
+          .filter((id) => banCache.known(id) === 0),
+      );
+      listedAt = askedAt;
+    } catch {
+      // Out of date until a look succeeds: bans are read per key meanwhile (listUpToDate).
+    } finally {
+      listing = false;
+    }
+  }
+  const listUpToDate = () => now() - listedAt <= listTrustedMs;
+
   const batches = new Map<string, Batch>();
   /** The record's count as this process last read it: none once the record's minute has ended. */
   const knownNow = (batch: Batch): number => {
@@ -165,6 +203,9 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       batch.known = 0; // the record starts clean once a ban starts
       if (!ours) return { banMs: await confirm(id), started: false }; // another started it
       banCache.set(id, banMs);
+      // On the list for every instance; a ban left off it (the store failed just now) is still seen at
+      // each instance's next refusal of the key, whose windows it shares.
+      await store.enlist(banPrefix, key.ban, now() + banMs).catch(() => {});
       await store.delete(key.violations).catch(() => {}); // after the ban, the key starts with a clean record
       return { banMs, started: true };
     });
@@ -184,6 +225,15 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
 
   return {
     confirm,
+    readList,
+    /**
+     * The key's ban before a take from the store (ms left, 0 for none): from memory while the ban list is
+     * up to date and the key is not on it unseen (no ban of record), else the ban of record, confirmed.
+     */
+    beforeTake(id: string): Promise<number> {
+      if (listUpToDate() && !unseen.delete(id)) return Promise.resolve(banCache.known(id));
+      return confirm(id);
+    },
     /**
      * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
      * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
@@ -232,6 +282,9 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       banCache.forget(id);
       refusals.forget(id);
       batches.delete(id);
+      unseen.delete(id);
+      // Off the list first: a ban of record deleted but still listed would be asked about once a second.
+      await store.delist(banPrefix, keyNames(id).ban);
       await store.delete(keyNames(id).ban);
       await store.delete(keyNames(id).violations);
     },

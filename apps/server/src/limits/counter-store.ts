@@ -80,6 +80,18 @@ export interface CounterStore {
   /** Deletes windows and marks that have ended (where the engine does not expire them itself). */
   sweep(): Promise<number>;
   /**
+   * The windows and marks running now whose names start with `prefix` (every key's ban: bans.ts), with
+   * when each ends, in one call however many keys there are: so that a process can know every ban without
+   * asking the store per key. An engine that finds names by prefix in an index (SQLite, PostgreSQL,
+   * memory) lists its own rows, and `enlist` and `delist` do nothing there; Redis keeps a list of its own
+   * (no scan of the keyspace), which they write beside the window or mark they name.
+   */
+  listed(prefix: string): Promise<Map<string, number>>;
+  /** Puts `name` (starting with `prefix`) on the list read by `listed`, until `until` (epoch ms). */
+  enlist(prefix: string, name: string, until: number): Promise<void>;
+  /** Takes `name` off the list read by `listed`. */
+  delist(prefix: string, name: string): Promise<void>;
+  /**
    * Which store answers now, for a store that stands in for a shared one while it is out (Redis, with this
    * process's memory): the shared store's epoch (0, 1, …: a new one each time it comes back having lost its
    * data), or fallbackEpoch while the stand-in answers. Points leased from the shared store stay good

@@ -254,6 +254,10 @@ function fallingBack(
     }),
     endsAt: (key) => sharedOnly(() => shared.endsAt(key)),
     mark: (key, ms) => sharedOnly(() => shared.mark(key, ms)),
+    // A list (the bans) has no stand-in: while the store is out, a process goes by the bans it knows.
+    listed: (prefix) => sharedOnly(() => shared.listed(prefix)),
+    enlist: (prefix, name, until) => sharedOnly(() => shared.enlist(prefix, name, until)),
+    delist: (prefix, name) => sharedOnly(() => shared.delist(prefix, name)),
     delete: (key) =>
       sharedOrMemory(
         async () => {

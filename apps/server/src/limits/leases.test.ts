@@ -557,6 +557,9 @@ function standingIn() {
     mark: (key, ms) => answering().mark(key, ms),
     delete: (key) => answering().delete(key),
     sweep: () => answering().sweep(),
+    listed: (prefix) => answering().listed(prefix),
+    enlist: (...args) => answering().enlist(...args),
+    delist: (...args) => answering().delist(...args),
     get epoch() {
       return out ? fallbackEpoch : epoch;
     },

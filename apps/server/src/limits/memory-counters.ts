@@ -53,6 +53,17 @@ export function memoryCounters(now = () => Date.now()): CounterStore {
     async delete(key) {
       counted.delete(key);
     },
+    async listed(prefix) {
+      const found = new Map<string, number>();
+      for (const key of counted.keys())
+        if (key.startsWith(prefix)) {
+          const window = live(key);
+          if (window) found.set(key, window.resetAt);
+        }
+      return found;
+    },
+    enlist: async () => {}, // the windows are the list
+    delist: async () => {},
     async sweep() {
       const before = counted.size;
       for (const key of counted.keys()) live(key);

@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { propagationMs } from '../bounds.js';
 import { violationFlushMs } from './bans.js';
+import type { CounterStore } from './counter-store.js';
 import { holdMs, recheckMs } from './lease-terms.js';
 import { memoryCounters } from './memory-counters.js';
 import { createRateLimiter, type Decision } from './policy.js';
@@ -132,6 +133,40 @@ describe('createRateLimiter', () => {
     expect(await memory.read('minute:banned-elsewhere')).toEqual({ used: 0, resetAt: 0 });
     expect(await memory.read('day:banned-elsewhere')).toEqual({ used: 0, resetAt: 0 });
     await limiter.close();
+  });
+
+  it('with the ban list up to date, a take from the store reads no ban of record; without one, each does', async () => {
+    /** The store, with the ban of record's reads counted, and its list failing while `listFails`. */
+    const counting = (listFails: boolean) => {
+      const shared = memoryCounters();
+      const reads = { ban: 0 };
+      const store: CounterStore = {
+        ...shared,
+        endsAt: (name) => {
+          if (name.startsWith('ban:')) reads.ban++;
+          return shared.endsAt(name);
+        },
+        listed: (prefix) => (listFails ? Promise.reject(new Error('store out')) : shared.listed(prefix)),
+      };
+      return { store, reads };
+    };
+    const ban = { threshold: 10, seconds: 900, graceSeconds: 0 };
+    // A quiet key (15 a minute: single points, each a take from the store), one request a second.
+    const sendQuietly = async (store: CounterStore) => {
+      const limiter = createRateLimiter(store, { ban, anonymousPerMinute: 30 });
+      await vi.advanceTimersByTimeAsync(1); // the list's first read
+      for (let i = 0; i < 5; i++) {
+        expect(outcome(await limiter.consume(key('quiet', 15, 1000)))).toBe('ok');
+        await vi.advanceTimersByTimeAsync(1_000);
+      }
+      await limiter.close();
+    };
+    const listed = counting(false);
+    await sendQuietly(listed.store);
+    expect(listed.reads.ban).toBe(0);
+    const unlisted = counting(true);
+    await sendQuietly(unlisted.store);
+    expect(unlisted.reads.ban).toBe(5);
   });
 
   it('new terms end a ban, and no ban forms while they propagate (an instance may judge by the old ones)', async () => {

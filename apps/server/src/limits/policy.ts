@@ -1,7 +1,8 @@
 // The rate-limit policy, written once over any counter store (counter-store.ts): two fixed windows per key
 // (minute, then day), a per-address minute window without a key, and the temporary ban of a key that keeps
 // sending while limited. A request is admitted from this process's leases (leases.ts) without asking the
-// store; the store is asked once per lease, and before it the key's ban of record is confirmed.
+// store; the store is asked once per lease, and the key's bans are known from the ban list (bans.ts), or,
+// without an up-to-date one, confirmed before each lease.
 // Written by hand: docs/decisions.md#leases. Each engine implements the counter store's operations.
 import { propagationMs } from '../bounds.js';
 import type { Limits } from '../config.js';
@@ -219,6 +220,9 @@ export function createRateLimiter(
   sweeper.unref();
   const reporter = setInterval(() => void leases.report(), reportMs);
   reporter.unref();
+  const lister = setInterval(() => void bans.readList(), recheckMs);
+  lister.unref();
+  void bans.readList();
 
   async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
     const key = keyNames(subject.id);
@@ -229,9 +233,10 @@ export function createRateLimiter(
     const ban = await bans.banned(subject.id);
     if (ban.banMs > 0) return refused(peek(), now(), ban);
     if (!leases.decidesInMemory(key.minute, subject.perMinute)) {
-      // About to ask the store for a lease: the ban of record is confirmed first (set by another process,
-      // or before a restart). First, so that a process never holds leased points of a banned key.
-      const ban = await bans.confirm(subject.id);
+      // About to ask the store for a lease: the key's ban first (set by another process, or before a
+      // restart), from the ban list or, without an up-to-date one, from the store (bans.ts). First, so that
+      // a process never holds leased points of a banned key.
+      const ban = await bans.beforeTake(subject.id);
       if (ban > 0) return refused(peek(), now(), { banMs: ban });
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
@@ -296,6 +301,7 @@ export function createRateLimiter(
     async close() {
       clearInterval(sweeper);
       clearInterval(reporter);
+      clearInterval(lister);
       await bans.flush();
       await leases.report();
       await leases.release();

@@ -1,7 +1,7 @@
 // Each engine's counters (store/*/counters.ts) against the real engine of this project, and the lease
 // algorithm over them: partial grants at the limit, windows that end (short windows, real time), points
-// given back, marks (bans), reads and sweeps. The same seven operations, the same answers, on SQLite,
-// PostgreSQL and Redis.
+// given back, marks (bans) and their list, reads and sweeps. The same operations, the same answers, on
+// SQLite, PostgreSQL and Redis.
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -146,6 +146,29 @@ describe(`counters on ${engine}`, () => {
     await counters.mark('ban:e', 200);
     await sleep(300);
     expect(await counters.endsAt('ban:e')).toBe(0);
+  });
+
+  it('lists the running bans in one call, each with its end, until it ends or is taken off the list', async () => {
+    const at = Date.now();
+    // A ban as bans.ts starts one: its ban of record (a window of one point), then on the list.
+    const ban = async (name: string, ms: number) => {
+      await counters.take(name, 1, 1, ms);
+      await counters.enlist('ban:', name, Date.now() + ms);
+    };
+    await ban('ban:listed-long', 60_000);
+    await ban('ban:listed-short', 300);
+    await counters.take('minute:listed-long', 1, 5, 60_000); // a window: not a ban, never listed
+    const listed = await counters.listed('ban:');
+    expect(listed.get('ban:listed-long')).toBeGreaterThanOrEqual(at + 60_000);
+    expect(listed.get('ban:listed-long')).toBeLessThanOrEqual(Date.now() + 60_000);
+    expect(listed.has('ban:listed-short')).toBe(true);
+    expect([...listed.keys()].filter((name) => !name.startsWith('ban:'))).toEqual([]);
+    await sleep(400);
+    expect((await counters.listed('ban:')).has('ban:listed-short')).toBe(false); // ended
+    // An unban, as bans.ts makes one: off the list, then the ban of record deleted.
+    await counters.delist('ban:', 'ban:listed-long');
+    await counters.delete('ban:listed-long');
+    expect((await counters.listed('ban:')).has('ban:listed-long')).toBe(false);
   });
 
   it('a second ban of a key whose first ban ended replaces it: it lasts its full length', async () => {

@@ -104,6 +104,18 @@ export function postgresCounters({ query }: Pg, now = () => Date.now()): Counter
     async delete(key) {
       await query('DELETE FROM rate_limits WHERE key = $1', [key]);
     },
+    async listed(prefix) {
+      // The prefix written into the statement, not bound: so the planner can use the partial index of the
+      // names that start with it (database.ts, rate_limits_bans), whatever the database's collation.
+      if (!/^[a-z-]+:$/.test(prefix)) throw new Error(`listed: not a name prefix: ${prefix}`);
+      const rows = await query<{ key: string; expire: string }>(
+        `SELECT key, expire FROM rate_limits WHERE key LIKE '${prefix}%' AND expire > $1`,
+        [now()],
+      );
+      return new Map(rows.map((row) => [row.key, Number(row.expire)]));
+    },
+    enlist: async () => {}, // the rows are the list
+    delist: async () => {},
     async sweep() {
       return (await query('DELETE FROM rate_limits WHERE expire <= $1 RETURNING key', [now()])).length;
     },

@@ -91,6 +91,10 @@ const migrations: string[] = [
   // Unreleased (after 2.2.0): a key's expiry and its reversible disable (admin API: updateKey).
   `ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
    ALTER TABLE api_keys ADD COLUMN disabled_at TEXT;`,
+  // Unreleased (after 2.2.0): every key's ban, listed in one statement by each instance every second
+  // (limits/bans.ts): a partial index of those rows alone, usable under any collation (the statement
+  // repeats its predicate).
+  "CREATE INDEX rate_limits_bans ON rate_limits (key) WHERE key LIKE 'ban:%';",
 ];
 /** How long the migrations at start may take, each statement and each wait (at least the statement timeout). */
 const migrationTimeoutMs = 120_000;

@@ -160,13 +160,14 @@ function liveInstances(redis: RedisClient, key: string, id: string, liveMs: numb
   };
 }
 
-/** The seven operations on Redis, each one script or command (atomic), under `keyPrefix`. */
+/** The operations on Redis, each one script or command (atomic), under `keyPrefix`. */
 function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): CounterStore {
   redis.defineCommand('leaseTake', { numberOfKeys: 3, lua: take });
   redis.defineCommand('leaseUndo', { numberOfKeys: 2, lua: undo });
   redis.defineCommand('leaseGiveBack', { numberOfKeys: 2, lua: giveBack });
   const client = redis as Scripts;
   const name = (key: string) => `${keyPrefix}${key}`;
+  const listName = (prefix: string) => `${keyPrefix}list:${prefix}`;
   return {
     async take(key, want, limit, windowMs, lease) {
       const window = name(key);
@@ -211,6 +212,24 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
       await redis.del(name(key));
     },
     sweep: async () => 0, // Redis expires its own keys
+    // A list is a sorted set of one key (one Cluster slot): each name scored with when it ends. Read
+    // whole (the running ones: bans are few), its ended names dropped as one is added.
+    async listed(prefix) {
+      const flat = await redis.zrange(listName(prefix), `(${now()}`, '+inf', 'BYSCORE', 'WITHSCORES');
+      const found = new Map<string, number>();
+      for (let i = 0; i + 1 < flat.length; i += 2) found.set(flat[i] as string, Number(flat[i + 1]));
+      return found;
+    },
+    async enlist(prefix, name, until) {
+      await redis
+        .multi()
+        .zadd(listName(prefix), until, name)
+        .zremrangebyscore(listName(prefix), '-inf', now())
+        .exec();
+    },
+    async delist(prefix, name) {
+      await redis.zrem(listName(prefix), name);
+    },
   };
 }
 

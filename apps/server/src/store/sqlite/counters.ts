@@ -75,6 +75,11 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
     `INSERT INTO rate_limits (key, points, expire) VALUES (@key, 1, @until)
      ON CONFLICT (key) DO UPDATE SET points = 1, expire = @until, granted = 0, held_until = 0, held_by = NULL`,
   );
+  // The names from `prefix` up to the first name past all of them (its last character the next one): a range
+  // of the primary key's index, in SQLite's binary order.
+  const listed = db.prepare<[string, string, number], { key: string; expire: number }>(
+    'SELECT key, expire FROM rate_limits WHERE key >= ? AND key < ? AND expire > ?',
+  );
   const remove = db.prepare<[string]>('DELETE FROM rate_limits WHERE key = ?');
   const sweep = db.prepare<[number]>('DELETE FROM rate_limits WHERE expire <= ?');
   const counters: CounterStore = {
@@ -115,6 +120,12 @@ export function sqliteCounters(db: Db, now = () => Date.now()): CounterStore {
     async sweep() {
       return sweep.run(now()).changes;
     },
+    async listed(prefix) {
+      const past = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+      return new Map(listed.all(prefix, past, now()).map((row) => [row.key, row.expire]));
+    },
+    enlist: async () => {}, // the rows are the list
+    delist: async () => {},
   };
   return guarded(counters, db.name);
 }
