@@ -3,7 +3,9 @@
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
@@ -167,6 +169,64 @@ describe.runIf(backend !== 'sqlite')(`a pooled connection's backend terminated (
     expect(client.listenerCount('error')).toBeGreaterThanOrEqual(1);
     client.release(true);
     expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
+/**
+ * A loopback proxy to `target`, for a start on a loaded machine: its first connection reaches the server
+ * `firstConnectionMs` late; the client's first message after its `BEGIN` is held `afterBeginMs` (a process
+ * slow between two statements of its migrations' transaction).
+ */
+async function slowStart(target: URL, { firstConnectionMs = 0, afterBeginMs = 0 }): Promise<URL> {
+  let connections = 0;
+  const proxy = createServer((client) => {
+    client.pause();
+    const server = connect(Number(target.port), target.hostname);
+    for (const socket of [client, server]) socket.on('error', () => [client, server].map((s) => s.destroy()));
+    client.on('close', () => server.destroy());
+    server.pipe(client);
+    let begun = false;
+    let held = false;
+    client.on('data', (chunk) => {
+      if (begun && !held) {
+        held = true;
+        client.pause();
+        setTimeout(() => {
+          server.write(chunk);
+          client.resume();
+        }, afterBeginMs);
+        return;
+      }
+      if (chunk[0] === 0x51 && chunk.includes('BEGIN')) begun = true; // 'Q': a simple query
+      server.write(chunk);
+    });
+    setTimeout(() => client.resume(), connections++ === 0 ? firstConnectionMs : 0);
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  cleanups.push(() => proxy.close());
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return url;
+}
+
+describe.runIf(backend !== 'sqlite')(`a start on a loaded machine (${backend})`, () => {
+  // With a 300-ms statement timeout: the requests' connection deadline and idle-in-transaction timeout.
+  const opened = async (slow: { firstConnectionMs?: number; afterBeginMs?: number }) => {
+    const store = await freshStore();
+    const url = await slowStart(new URL(store.DATABASE_URL), slow);
+    const db = await openDatabase({ url: url.toString(), poolSize: 2, statementTimeoutMs: 300 });
+    cleanups.push(() => db.pool.end());
+    expect(await db.query('SELECT count(*)::int AS pets FROM pets')).toEqual([{ pets: 0 }]);
+  };
+
+  it("when its first connection takes 400 ms, then the start connects: the requests' 300-ms deadline is not its own", async () => {
+    await opened({ firstConnectionMs: 400 });
+  });
+
+  it("when the process is slow right after its migrations' BEGIN, then the requests' idle-in-transaction timeout does not cut the start off", async () => {
+    // The migrations' own deadlines must already hold when BEGIN ends.
+    await opened({ afterBeginMs: 400 });
   });
 });
 

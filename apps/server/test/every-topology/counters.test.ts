@@ -283,13 +283,16 @@ describe(`counters on ${engine}`, () => {
 
   it('a window that ends while leases are out: the lease dies with it, the next window starts afresh', async () => {
     const [one, two] = [new Leases(counters, Date.now), new Leases(counters, Date.now)];
-    const take = (leases: Leases) => leases.take('minute:f', 80, window);
+    // A window long enough to still run when it is read back on a loaded machine (four takes of 400-ms
+    // windows under load outlasted theirs: the read found the next window's 2 points).
+    const first = 1_500;
+    const take = (leases: Leases) => leases.take('minute:f', 80, first);
     // Each: a point, then a lease (an eighth of what is left), most of it unused.
     expect((await Promise.all([take(one), take(one), take(two), take(two)])).every((t) => t.admitted)).toBe(
       true,
     );
-    expect((await counters.take('minute:f', 0, 80, window)).used).toBeGreaterThan(4);
-    await sleep(window + 100);
+    expect((await counters.take('minute:f', 0, 80, first)).used).toBeGreaterThan(4);
+    await sleep(first + 100);
     // The next window a minute long, so that it still runs when it is read below on a loaded machine (a
     // take of 300 ms under load left 88 ms of a 400-ms one); it starts with the take, not before it.
     const asked = Date.now();

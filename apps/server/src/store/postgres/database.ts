@@ -96,6 +96,8 @@ const migrations: string[] = [
   // repeats its predicate).
   "CREATE INDEX rate_limits_bans ON rate_limits (key) WHERE key LIKE 'ban:%';",
 ];
+/** How long a start may take to connect for its migrations (at least the requests' connection deadline). */
+const startConnectMs = 3_000;
 /** How long the migrations at start may take, each statement and each wait (at least the statement timeout). */
 const migrationTimeoutMs = 120_000;
 /** Any constant: the advisory lock that serialises migrations across instances. */
@@ -261,18 +263,30 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
     // One transaction under a transaction-level advisory lock: N instances starting at once migrate once,
     // and a pooler in transaction mode (PgBouncer) keeps the lock and the migrations on one server
     // connection (a session lock and statements outside a transaction could each land on another).
-    const client = await pool.connect();
+    // Its own connection, made within startConnectMs whatever the statement timeout: a start is not a
+    // request (with DATABASE_STATEMENT_TIMEOUT_MS=300, a start on a busy machine missed the requests'
+    // connection deadline of 300 ms and failed).
+    const client = new pg.Client({
+      connectionString: options.url,
+      ...deadlines,
+      connectionTimeoutMillis: Math.max(startConnectMs, deadlines.connectionTimeoutMillis ?? 0),
+    });
+    client.on('error', () => {}); // a failure rejects the statement in flight, or the next one
+    await client.connect();
     // The migrations run under deadlines of their own, not the requests' statement timeout: a migration
     // on a big table, or an instance waiting for another's migrations under the lock, may take longer than
     // any request may (with DATABASE_STATEMENT_TIMEOUT_MS=300, a start on a busy machine was cut off in its
-    // transaction and failed). Still bounded, so that a start never hangs on a database that stopped.
+    // transaction and failed). Still bounded, so that a start never hangs on a database that stopped. Set
+    // in the message that begins the transaction (one simple query): sent after it, a process slow between
+    // the two (a loaded machine) met the requests' idle-in-transaction timeout first.
     const migrationMs = Math.max(migrationTimeoutMs, options.statementTimeoutMs);
     const migrate = (text: string, values?: unknown[]) =>
       client.query({ text, values, query_timeout: migrationMs + networkMarginMs } as pg.QueryConfig);
     try {
-      await migrate('BEGIN');
-      for (const setting of ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'])
-        await migrate(`SET LOCAL ${setting} = ${migrationMs}`);
+      const deadlines = ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'].map(
+        (setting) => `SET LOCAL ${setting} = ${migrationMs}`,
+      );
+      await migrate(['BEGIN', ...deadlines].join('; '));
       await migrate('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
       await migrate('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
       const { rows } = await migrate('SELECT max(version) AS v FROM schema_migrations');
@@ -287,7 +301,7 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      await client.end().catch(() => {});
     }
   } catch (error) {
     await pool.end().catch(() => {});
