@@ -237,7 +237,7 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     /**
      * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
      * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
-     * confirmed at its next lease or refusal (policy.ts). From memory, the ban may have been lifted
+     * confirmed at its next refusal, or at its next lease once the ban list names them (beforeTake). From memory, the ban may have been lifted
      * elsewhere since it was confirmed (an unban, a new plan): the answer asks no wait past this process's
      * next look at the store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
      */
