@@ -89,7 +89,11 @@ export class LeaseReports {
     const windowEnds = lease.window.resetAt;
     const adding = this.store
       .take(counter, points, Number.MAX_SAFE_INTEGER, untilEnd, { holder: this.holder, holdMs: 0 })
-      .then((grant) => grant.epoch !== fallbackEpoch)
+      .then((grant) => {
+        if (grant.epoch === fallbackEpoch) return false;
+        if (which === 'unreportedLeased') ledger.leasedCountEnds = grant.resetAt;
+        return true;
+      })
       .catch(() => false)
       .then((added) => {
         if (!added && windowEnds > this.now()) ledger[which] += points; // its window still runs
@@ -134,7 +138,12 @@ export class LeaseReports {
     const [window, leased] = await Promise.allSettled([
       back.points > 0 && this.store.giveBack(key, back.points, lease.window.resetAt, back.id),
       back.reportedLeased > 0 &&
-        this.store.giveBack(leasedCount(key), back.reportedLeased, lease.window.resetAt, `${back.id}:leased`),
+        this.store.giveBack(
+          leasedCount(key),
+          back.reportedLeased,
+          lease.ledger.leasedCountEnds ?? lease.window.resetAt,
+          `${back.id}:leased`,
+        ),
     ]);
     if (window.status === 'fulfilled') back.points = 0;
     if (leased.status === 'fulfilled') back.reportedLeased = 0;

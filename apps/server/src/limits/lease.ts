@@ -46,6 +46,13 @@ export type Ledger = {
    * unreported nor known to be counted, so a give-back waits for it (leasedCountReported).
    */
   reportingLeased?: Promise<void>;
+  /**
+   * When the leased count ends, as the store answered its last addition: the count is made by its first
+   * addition, `windowMs` from the store's clock then, which may be a millisecond past the window's own end;
+   * a give-back off it names this end (SQLite and PostgreSQL give back only to a count ending exactly
+   * there, so that nothing goes to a later window of the same name).
+   */
+  leasedCountEnds?: number;
 };
 
 /** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
