@@ -8,7 +8,7 @@ import type { CounterStore } from './counter-store.js';
 import { recheckMs } from './lease-terms.js';
 
 /** How long the ban list is trusted after it was asked: two looks at it missed, and it is not. */
-export const listTrustedMs = 2 * recheckMs;
+const listTrustedMs = 2 * recheckMs;
 
 /** The shortest wait an answer asks (Retry-After is in whole seconds, at least 1). */
 export const shortestWaitMs = 1_000;
@@ -237,9 +237,10 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     /**
      * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
      * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
-     * confirmed at its next refusal, or at its next lease once the ban list names them (beforeTake). From memory, the ban may have been lifted
-     * elsewhere since it was confirmed (an unban, a new plan): the answer asks no wait past this process's
-     * next look at the store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
+     * confirmed at its next refusal, or at its next lease once the ban list names them (beforeTake). From
+     * memory, the ban may have been lifted elsewhere since it was confirmed (an unban, a new plan): the
+     * answer asks no wait past this process's next look at the store (`atMostMs`), so that a client obeying
+     * it never waits out a lifted ban.
      */
     async banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
       if (banCache.known(id) === 0) return { banMs: 0 };

@@ -96,7 +96,7 @@ const migrations: string[] = [
   // repeats its predicate).
   "CREATE INDEX rate_limits_bans ON rate_limits (key) WHERE key LIKE 'ban:%';",
 ];
-/** How long a start may take to connect for its migrations (at least the requests' connection deadline). */
+/** How long a start may take to connect for its migrations (the requests' deadline is min(3 s, S)). */
 const startConnectMs = 3_000;
 /** How long the migrations at start may take, each statement and each wait (at least the statement timeout). */
 const migrationTimeoutMs = 120_000;
@@ -269,7 +269,7 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
     const client = new pg.Client({
       connectionString: options.url,
       ...deadlines,
-      connectionTimeoutMillis: Math.max(startConnectMs, deadlines.connectionTimeoutMillis ?? 0),
+      connectionTimeoutMillis: startConnectMs,
     });
     client.on('error', () => {}); // a failure rejects the statement in flight, or the next one
     await client.connect();
@@ -283,10 +283,10 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
     const migrate = (text: string, values?: unknown[]) =>
       client.query({ text, values, query_timeout: migrationMs + networkMarginMs } as pg.QueryConfig);
     try {
-      const deadlines = ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'].map(
+      const ownDeadlines = ['statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout'].map(
         (setting) => `SET LOCAL ${setting} = ${migrationMs}`,
       );
-      await migrate(['BEGIN', ...deadlines].join('; '));
+      await migrate(['BEGIN', ...ownDeadlines].join('; '));
       await migrate('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
       await migrate('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
       const { rows } = await migrate('SELECT max(version) AS v FROM schema_migrations');
