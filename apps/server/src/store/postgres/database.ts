@@ -96,7 +96,7 @@ const migrations: string[] = [
   // repeats its predicate).
   "CREATE INDEX rate_limits_bans ON rate_limits (key) WHERE key LIKE 'ban:%';",
 ];
-/** How long a start may take to connect for its migrations (the requests' deadline is min(3 s, S)). */
+/** How long a start may take to connect for its migrations (at least the requests' connection deadline). */
 const startConnectMs = 3_000;
 /** How long the migrations at start may take, each statement and each wait (at least the statement timeout). */
 const migrationTimeoutMs = 120_000;
