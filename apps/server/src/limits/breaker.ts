@@ -3,12 +3,19 @@
 // connection up again and the store answering, within two more deadlines. Only when that fails too does it
 // open, so that every call goes to memory at once: an answer slowed by a loaded machine is not an outage
 // (one failed call opening it put instances on per-instance limits, with an error line, while Redis was
-// up: 18 lines in 9 of 34 runs under load). A probe every 500 ms notices a stall between requests. It closes only once the
+// up: 18 lines in 9 of 34 runs under load). A probe every second notices a stall between requests. It closes only once the
 // store says whether it kept its data: if it did, the epoch holds (points leased before the outage stay
 // good); if not, a new epoch drops them (leases.ts). A failure that this process's own stall explains
 // (stalls.ts) does not open it. Written by hand: docs/decisions.md#redis-breaker.
 import type { Logger } from 'pino';
 import type { Stalls } from './stalls.js';
+
+/**
+ * How often the probe reads the marker. Every instance's probe is Redis's largest fixed cost after the
+ * leases (docs/decisions.md#what-the-limits-cost-the-store): at 500 ms, 8 of the 42 commands a second that
+ * one busy key on four instances cost. A second bounds a flush's notice and an idle stall's alike.
+ */
+const probeMs = 1_000;
 
 /** What the insurance (insured.ts) needs to know of the shared store beyond its operations. */
 export type SharedStoreWatch = {
@@ -152,7 +159,7 @@ export function breaker(
   });
   watch.onReady(back);
   // The probe asks whether the marker is still there, which is a ping too: a store flushed while it
-  // answered (FLUSHALL, an eviction) is noticed within a probe, not never (points leased before it kept
+  // answered (FLUSHALL, an eviction) is noticed within probeMs, not never (points leased before it kept
   // admitting, counted nowhere: 106 over a new window's limit).
   let probing = false;
   const probe = setInterval(() => {
@@ -168,7 +175,7 @@ export function breaker(
       .finally(() => {
         probing = false;
       });
-  }, 500);
+  }, probeMs);
   probe.unref();
   return {
     get down() {

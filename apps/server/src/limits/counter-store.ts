@@ -30,8 +30,9 @@ export const fallbackEpoch = -1;
  * take where its answer can be lost (a network store), so that it can be undone (CounterStore.undo).
  * `seen`: the window as the taker last saw it, its end and its count then, while it has more than
  * seenEndMarginMs left. A store that pays a command to read a window's end (Redis) may answer that end
- * instead for points used at once (`holdMs` 0) while the count it finds is still at least `used`; a
- * window ended early by an operator and taken from again elsewhere has a lower count, so it is read.
+ * instead while the count it finds is still at least `used`, for points used at once (`holdMs` 0) or held
+ * until seenEndMarginMs before it at the latest; a window ended early by an operator and taken from again
+ * elsewhere has a lower count, so it is read.
  */
 export type Holder = {
   holder: string;

@@ -38,7 +38,9 @@ const takeRecordMs = 60_000;
 // refusal, or `remaining` 0 against 1). So a single point of a running window costs three commands (the
 // script, INCRBY, PTTL) and the take's record, as a per-request counter's consume costs four; two and the
 // record when the taker knows the window's end (Holder.seen: the count found has not gone below the one
-// it saw, so no operator ended the window meanwhile, and the key existed, so no INCRBY made it). A window's
+// it saw, so no operator ended the window meanwhile, and the key existed, so no INCRBY made it). So does a
+// lease whose hold ends seenEndMarginMs before that end at least: its hold cannot reach the window's real
+// end (the seen one is later only by the two takes' latencies), so it needs no cap read. A window's
 // first take sets its end in the command that tells it is the first (PEXPIRE NX: the key the INCRBY made
 // has none; Redis 7), so it costs three and the record too. A take of
 // nothing (`want` 0, a look: limits/leases.ts inStore) writes nothing. Holds of releases before 2.3 may
@@ -54,7 +56,7 @@ local ttl
 local unread = false -- the end answered is the one the taker saw
 if want > 0 and used == 0 and redis.call('PEXPIRE', KEYS[1], ARGV[3], 'NX') == 1 then
   ttl = -1 -- the INCRBY made the key: a new window, its end set now
-elseif want > 0 and hold == 0 and seenLeft > 0 and used > 0 and used >= tonumber(ARGV[8]) then
+elseif want > 0 and seenLeft > 0 and hold + ${seenEndMarginMs} <= seenLeft and used > 0 and used >= tonumber(ARGV[8]) then
   ttl = seenLeft; unread = true
 else ttl = redis.call('PTTL', KEYS[1]) end
 local fresh = ttl <= 0
