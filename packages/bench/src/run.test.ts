@@ -1,4 +1,4 @@
-// The bench's command line (run.ts), as a user meets it: --help, a mistyped option, and --against.
+// The bench's command line (run.ts), as a user meets it: --help, a mistyped option, a run with and without --against.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -86,6 +86,22 @@ it('--against HEAD builds that commit apart, seeds its own store through its key
   expect(reqPerSec).toBeGreaterThanOrEqual(reqPerSecRange[0]);
   expect(reqPerSec).toBeLessThanOrEqual(reqPerSecRange[1]);
   expect(reqPerSecRange[0]).toBeGreaterThan(0);
+});
+
+it('a scenario without --against is measured against bare Express and printed, exit 0', {
+  timeout: 300_000,
+}, () => {
+  const { status, stdout, stderr } = bench('--duration', '1', '--scenario', '/v1/pets/{id}');
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(status).toBe(0);
+  expect(stdout).toMatch(/^\| GET \/v1\/pets\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+\.\d\d \|/m);
+  expect(stdout).not.toContain('this tree /');
+  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
+  const report = JSON.parse(readFileSync(written, 'utf8'));
+  rmSync(written);
+  expect(report.rows).toHaveLength(1);
+  expect(report.rows[0].againstRatio).toBeUndefined();
+  expect(report.rows[0].measured.server.non2xx).toBe(0);
 });
 
 it("prints a refusal's cost beside an answer's: the same request by a limited key (429) and by an unlimited one (200)", {

@@ -175,6 +175,13 @@ if (backends.length > 0) {
 }
 
 type Target = { name: string; url: string; child: ChildProcess };
+// Every contestant started, stopped when the bench exits however it ends: one that failed midway left them
+// running, holding the output pipes of whoever started the bench (a test's spawnSync waited for good).
+const contestants = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of contestants)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+});
 async function start(
   name: string,
   args: string[],
@@ -191,6 +198,7 @@ async function start(
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  contestants.add(child);
   let output = '';
   child.stdout?.on('data', (d) => {
     if (output.length < 4096) output += d; // keep draining the logs; remember only the start
@@ -464,7 +472,8 @@ for (const scenario of scenarios) {
     const [now, then] = [runs.get('server') ?? [], runs.get(against as string) ?? []];
     return now.map((x, i) => figure(x) / figure(then[i] as Measure));
   };
-  const throughput = ratiosOf((x) => x.reqPerSec);
+  // Only beside an --against server: without one there is nothing to divide by.
+  const throughput = against === undefined ? [] : ratiosOf((x) => x.reqPerSec);
   rows.push({
     scenario: scenario.name,
     measured,
