@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ConfigError } from './config.js';
+import { exitWhenWritten } from './log-output.js';
 import { StoreOpenError } from './store/open-error.js';
 
 /** A start that cannot go on: the message is one line that names the variable to change. */
@@ -68,15 +69,17 @@ export function stopOnSignals(
     if (stopping) return;
     stopping = true;
     const endsAt = performance.now() + boundMs;
-    setTimeout(() => process.exit(1), boundMs).unref();
+    const remainingMs = () => Math.max(0, endsAt - performance.now());
+    // The last quarter second of the bound is for the log's last lines (log-output.ts).
+    setTimeout(() => void exitWhenWritten(1, Math.min(250, boundMs)), Math.max(0, boundMs - 250)).unref();
     try {
-      await stop(signal, () => Math.max(0, endsAt - performance.now()));
+      await stop(signal, remainingMs);
     } catch (error) {
       logger.error({ error: (error as Error).message }, 'the stop failed');
-      process.exit(1);
+      await exitWhenWritten(1, remainingMs());
     }
     logger.info('stopped');
-    process.exit(0);
+    await exitWhenWritten(0, remainingMs());
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

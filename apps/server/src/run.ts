@@ -10,6 +10,7 @@ import { type Logger, pino } from 'pino';
 import { composeService } from './compose.js';
 import { type Config, loadConfig } from './config.js';
 import { listen, StartError, startFailed, stopOnSignals } from './lifecycle.js';
+import { jsonLogger } from './log-output.js';
 import { healthcheck } from './ops/healthcheck.js';
 import { runPrimary, type WorkerMessage } from './primary.js';
 import { createServer, drain, openConnections } from './server.js';
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
 async function createLogger(config: Config): Promise<Logger> {
   // With tracing on, every line written inside a request carries its trace and span ids.
   const base = { level: config.logLevel, ...(tracingOn() && { mixin: traceIds }) };
-  if (!process.stdout.isTTY || config.production) return pino(base);
+  if (!process.stdout.isTTY || config.production) return jsonLogger(base);
   const { default: pretty } = await import('pino-pretty');
   return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', sync: true }));
 }

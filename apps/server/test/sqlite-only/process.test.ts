@@ -469,6 +469,28 @@ describe('output that nobody reads', () => {
     expect(server.child.exitCode ?? server.child.signalCode).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(5_000);
   });
+
+  it('when its reader goes away during the stop, the last lines are dropped and it still exits 0 in time', async () => {
+    const server = await start({
+      DATABASE_URL: tempDatabase(),
+      NODE_ENV: 'production',
+      SHUTDOWN_GRACE_SECONDS: '2',
+      // Tracing to a collector that is not there: the stop ends with two lines back to back, the spans'
+      // warning and "stopped", so that one is still unwritten at the exit.
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`,
+    });
+    const exited = once(server.child, 'exit').then(([code]) => code as number | null);
+    server.child.kill('SIGTERM');
+    while (!server.output().includes('shutting down')) await new Promise((r) => setTimeout(r, 5));
+    // The last lines fail: the log's flush at exit met the broken pipe and retried it every 100 ms for good
+    // (sonic-boom 4's flushSync retries every error, not only EAGAIN).
+    server.child.stdout?.destroy();
+    const code = await Promise.race([
+      exited,
+      new Promise((r) => setTimeout(() => r('still running'), 5_000)),
+    ]);
+    expect(code).toBe(0);
+  });
 });
 
 // The release's version, or between releases `<release>+<commit>` (scripts/build-info.mjs).
