@@ -19,6 +19,7 @@ export const layers: Record<string, number> = {
   'when-done': 0,
   'env-file': 0,
   stops: 0,
+  'log-output': 0,
   limits: 1,
   runtime: 1,
   tracing: 1,

@@ -5,7 +5,7 @@
 // reader had gone (EPIPE) while two lines were still to be written never exited (sonic-boom 5 throws
 // instead, from an exit handler). A write that fails while the process still runs makes pino drop the rest
 // of its output (a reader gone is never fatal), so the stop lets the last lines be written, or fail, first.
-// Written by hand: pino offers no flush that waits for lines in flight (`flush` with no buffer returns at once).
+// Written by hand: docs/decisions.md#log-output.
 import { type Logger, type LoggerOptions, pino } from 'pino';
 
 let destination: ReturnType<typeof pino.destination> | undefined;
