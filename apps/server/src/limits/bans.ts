@@ -76,6 +76,12 @@ export const violationFlushMs = 250;
 /** A key's violations this process counted and has not added to the store, and the record as last read. */
 type Batch = {
   pending: number;
+  /**
+   * Violations of an add on its way to the store: no longer pending, not yet in `known`. Counted with them,
+   * so that a refusal meanwhile knows them (one arriving while the batch waited on a loaded store read
+   * neither, and a key past its threshold was not banned).
+   */
+  sending: number;
   /** The store's count at this process's last add, and when that record ends. */
   known: number;
   knownUntil: number;
@@ -150,7 +156,7 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
   const batchOf = (id: string): Batch => {
     let batch = batches.get(id);
     if (!batch) {
-      batch = { pending: 0, known: 0, knownUntil: 0, chain: Promise.resolve() };
+      batch = { pending: 0, sending: 0, known: 0, knownUntil: 0, chain: Promise.resolve() };
       batches.set(id, batch);
     }
     return batch;
@@ -182,6 +188,7 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       batch.pending = 0;
       if (n > 0) {
         let counted: Awaited<ReturnType<CounterStore['take']>>;
+        batch.sending += n;
         try {
           if ((await store.endsAt(key.newTerms)) > now()) return none;
           counted = await store.take(key.violations, n, ban.threshold + 1, windowSeconds.minute * 1000);
@@ -189,6 +196,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
           batch.pending += n;
           flushLater();
           throw error;
+        } finally {
+          batch.sending -= n;
         }
         batch.known = counted.used;
         batch.knownUntil = counted.resetAt;
@@ -262,7 +271,7 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       if (!refusals.pastGrace(id, waitMs)) return { banMs: 0, started: false };
       const batch = batchOf(id);
       batch.pending++;
-      if (knownNow(batch) + batch.pending <= ban.threshold) {
+      if (knownNow(batch) + batch.sending + batch.pending <= ban.threshold) {
         flushLater();
         return { banMs: 0, started: false };
       }
@@ -271,7 +280,7 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
     sweep() {
       refusals.sweep();
       for (const [id, batch] of batches)
-        if (batch.pending === 0 && batch.knownUntil <= now()) batches.delete(id);
+        if (batch.pending === 0 && batch.sending === 0 && batch.knownUntil <= now()) batches.delete(id);
     },
     /** Adds what waits to be added (a graceful stop); failures are ignored. */
     async flush(): Promise<void> {

@@ -277,6 +277,42 @@ describe('createRateLimiter', () => {
     await limiter.close();
   });
 
+  it('a refusal while the batch of violations is on its way to a slow store counts them too: past the threshold, the key is banned', async () => {
+    const shared = memoryCounters();
+    // The real memory counters, their adds to a violations record held until released (a loaded store).
+    let hold = false;
+    let release: (() => void) | undefined;
+    const slow = new Proxy(shared, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== 'take') return value;
+        return async (...args: Parameters<CounterStore['take']>) => {
+          if (hold && args[0].startsWith('violations:')) await new Promise<void>((r) => (release = r));
+          return shared.take(...args);
+        };
+      },
+    });
+    const limiter = createRateLimiter(slow, {
+      ban: { threshold: 1, seconds: 900, graceSeconds: 0 },
+      anonymousPerMinute: 30,
+    });
+    const subject = key('batched', 1, 100);
+    expect(outcome(await limiter.consume(subject))).toBe('ok');
+    expect(outcome(await limiter.consume(subject))).toBe('rate_limited'); // one violation, in memory
+    hold = true;
+    await vi.advanceTimersByTimeAsync(violationFlushMs); // the batch leaves for the store, and waits there
+    for (let i = 0; i < 20 && !release; i++) await vi.advanceTimersByTimeAsync(1);
+    expect(release).toBeDefined();
+    // The second violation: with the first on its way, two, past the threshold of one.
+    const third = limiter.consume(subject);
+    hold = false;
+    release?.();
+    const decision = (await third) as Extract<Decision, { allowed: false }>;
+    expect([decision.code, decision.banStarted]).toEqual(['temporarily_banned', true]);
+    expect((await shared.endsAt('ban:batched')) - Date.now()).toBe(900_000);
+    await limiter.close();
+  });
+
   it('bans a key whose violations, each process under the threshold, pass it together: at the next refusal after the batches', async () => {
     const shared = memoryCounters();
     const options = { ban: { threshold: 3, seconds: 900, graceSeconds: 0 }, anonymousPerMinute: 30 };
