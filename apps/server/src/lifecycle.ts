@@ -54,6 +54,12 @@ export async function listen(
 }
 
 /**
+ * The longest a stop waits for its log's last lines (log-output.ts): a line's write ends in microseconds,
+ * and with nothing logged at the end (LOG_LEVEL above info) the whole wait is spent.
+ */
+const lastLinesMs = 250;
+
+/**
  * On the first SIGTERM or SIGINT, runs `stop` and exits 0; a second signal (the primary's, after the
  * process group's) does not cut it short. Whatever hangs, the process exits 1 after `boundMs`; `stop` is
  * told how much of it is left (`remainingMs`), for a last step that must not run past it. A stop that
@@ -70,16 +76,17 @@ export function stopOnSignals(
     stopping = true;
     const endsAt = performance.now() + boundMs;
     const remainingMs = () => Math.max(0, endsAt - performance.now());
-    // The last quarter second of the bound is for the log's last lines (log-output.ts).
-    setTimeout(() => void exitWhenWritten(1, Math.min(250, boundMs)), Math.max(0, boundMs - 250)).unref();
+    // The bound's last lastLinesMs are for the log's last lines (log-output.ts).
+    const lastLinesAt = Math.max(0, boundMs - lastLinesMs);
+    setTimeout(() => void exitWhenWritten(1, boundMs - lastLinesAt), lastLinesAt).unref();
     try {
       await stop(signal, remainingMs);
     } catch (error) {
       logger.error({ error: (error as Error).message }, 'the stop failed');
-      await exitWhenWritten(1, remainingMs());
+      await exitWhenWritten(1, Math.min(lastLinesMs, remainingMs()));
     }
     logger.info('stopped');
-    await exitWhenWritten(0, remainingMs());
+    await exitWhenWritten(0, Math.min(lastLinesMs, remainingMs()));
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
