@@ -6,6 +6,13 @@ import { expect, it } from 'vitest';
 
 const run = fileURLToPath(new URL('../dist/run.js', import.meta.url));
 const bench = (...args: string[]) => spawnSync(process.execPath, [run, ...args], { encoding: 'utf8' });
+/** The JSON report a run wrote (its path on the `written:` line of `stdout`), read and removed. */
+function writtenReport(stdout: string) {
+  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
+  const report = JSON.parse(readFileSync(written, 'utf8'));
+  rmSync(written);
+  return report;
+}
 // A start of the built bench loads the server's package: 0.7 s on a quiet machine, 8 s once with both
 // cores busy (CI), past vitest's default 5 s. Timed by the suite's hook, not by the start's speed.
 const slowStart = { timeout: 60_000 };
@@ -75,9 +82,7 @@ it('--against HEAD builds that commit apart, seeds its own store through its key
     '| scenario | this tree req/s | HEAD req/s | this tree / HEAD | lowest–highest round |',
   );
   expect(row).toBeDefined();
-  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
-  const report = JSON.parse(readFileSync(written, 'utf8'));
-  rmSync(written);
+  const report = writtenReport(stdout);
   expect(report.against).toEqual({ ref: 'HEAD', commit: head });
   const measured = report.rows[0].measured;
   expect(measured.HEAD.reqPerSec).toBeGreaterThan(0);
@@ -96,9 +101,7 @@ it('a scenario without --against is measured against bare Express and printed, e
   expect(status).toBe(0);
   expect(stdout).toMatch(/^\| GET \/v1\/pets\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+\.\d\d \|/m);
   expect(stdout).not.toContain('this tree /');
-  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
-  const report = JSON.parse(readFileSync(written, 'utf8'));
-  rmSync(written);
+  const report = writtenReport(stdout);
   expect(report.rows).toHaveLength(1);
   expect(report.rows[0].againstRatio).toBeUndefined();
   expect(report.rows[0].measured.server.non2xx).toBe(0);
@@ -116,9 +119,7 @@ it("prints a refusal's cost beside an answer's: the same request by a limited ke
   expect(stdout).toMatch(/^\| server \| \d+ \| \d+ \| \d+\.\d\d \| \d+ \| \d+ \| – \|$/m);
   // No scenario ran: the scenarios' tables are not printed, not even their headers.
   expect(stdout).not.toContain('| scenario |');
-  const written = /^written: (.+)$/m.exec(stdout)?.[1] as string;
-  const report = JSON.parse(readFileSync(written, 'utf8'));
-  rmSync(written);
+  const report = writtenReport(stdout);
   const [server] = report.refusals;
   expect(server.target).toBe('server');
   expect([server.answered.non2xx, server.answered.errors, server.refused.errors]).toEqual([0, 0, 0]);

@@ -473,17 +473,18 @@ for (const scenario of scenarios) {
     return now.map((x, i) => figure(x) / figure(then[i] as Measure));
   };
   // Only beside an --against server: without one there is nothing to divide by.
-  const throughput = against === undefined ? [] : ratiosOf((x) => x.reqPerSec);
+  const againstRatio = (): (typeof rows)[number]['againstRatio'] => {
+    const throughput = ratiosOf((x) => x.reqPerSec);
+    return {
+      reqPerSec: median(throughput),
+      reqPerSecRange: [Math.min(...throughput), Math.max(...throughput)],
+      cpuUsPerRequest: median(ratiosOf((x) => x.cpuUsPerRequest)),
+    };
+  };
   rows.push({
     scenario: scenario.name,
     measured,
-    ...(against !== undefined && {
-      againstRatio: {
-        reqPerSec: median(throughput),
-        reqPerSecRange: [Math.min(...throughput), Math.max(...throughput)],
-        cpuUsPerRequest: median(ratiosOf((x) => x.cpuUsPerRequest)),
-      },
-    }),
+    ...(against !== undefined && { againstRatio: againstRatio() }),
   });
 }
 
