@@ -76,17 +76,17 @@ export function stopOnSignals(
     stopping = true;
     const endsAt = performance.now() + boundMs;
     const remainingMs = () => Math.max(0, endsAt - performance.now());
+    const exit = (code: number) => exitWhenWritten(code, Math.min(lastLinesMs, remainingMs()));
     // The bound's last lastLinesMs are for the log's last lines (log-output.ts).
-    const lastLinesAt = Math.max(0, boundMs - lastLinesMs);
-    setTimeout(() => void exitWhenWritten(1, boundMs - lastLinesAt), lastLinesAt).unref();
+    setTimeout(() => void exit(1), Math.max(0, boundMs - lastLinesMs)).unref();
     try {
       await stop(signal, remainingMs);
     } catch (error) {
       logger.error({ error: (error as Error).message }, 'the stop failed');
-      await exitWhenWritten(1, Math.min(lastLinesMs, remainingMs()));
+      await exit(1);
     }
     logger.info('stopped');
-    await exitWhenWritten(0, Math.min(lastLinesMs, remainingMs()));
+    await exit(0);
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
