@@ -2,7 +2,8 @@
 // server (built from this tree, with validation, rate limiting and logging on; also with OpenTelemetry on,
 // every trace and a tenth of them, exporting to a collector here that keeps nothing) against what a user would
 // pick instead for the same job (the usual Express stack, src/usual-express.ts; a Fastify stack,
-// src/fastify-stack.ts), bare Express doing the floor's work (src/bare-express.ts) and the framework-free
+// src/fastify-stack.ts), bare Express doing the floor's work (src/bare-express.ts), the same with the
+// server's contract validation both ways and nothing else (src/validated-express.ts) and the framework-free
 // floor (src/floor.ts), all on loopback over
 // one SQLite file seeded with 1,000 pets and an enterprise key whose limits never interfere; autocannon
 // drives them in alternation with the same connections and duration. With --backend, the same server on
@@ -97,6 +98,7 @@ if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.
 const results = join(root, 'bench-results');
 const floorMain = fileURLToPath(new URL('../dist/floor.js', import.meta.url));
 const bareExpressMain = fileURLToPath(new URL('../dist/bare-express.js', import.meta.url));
+const validatedExpressMain = fileURLToPath(new URL('../dist/validated-express.js', import.meta.url));
 // What a user would pick instead, doing the same job (src/usual-express.ts, src/fastify-stack.ts).
 const usualExpressMain = fileURLToPath(new URL('../dist/usual-express.js', import.meta.url));
 const fastifyMain = fileURLToPath(new URL('../dist/fastify-stack.js', import.meta.url));
@@ -245,6 +247,7 @@ const server = await start('server', [...serverFlags, ...profile, serverMain], {
   ...neverBans,
 });
 const bare = await start('bare-express', [bareExpressMain]);
+const validated = await start('validated Express', [validatedExpressMain]);
 const floor = await start('floor', [floorMain]);
 const peers = [await start('usual Express', [usualExpressMain]), await start('Fastify', [fastifyMain])];
 // A collector for the traced server: an OTLP/HTTP endpoint that takes every export and keeps nothing.
@@ -346,7 +349,7 @@ const rows: {
 /** Every target, in the order a round drives them: the --against server right after this tree's. */
 const inOrder = () => {
   const paired = extra.filter((e) => e.name === against);
-  return [server, ...paired, ...peers, bare, floor, ...extra.filter((e) => e.name !== against)];
+  return [server, ...paired, ...peers, bare, validated, floor, ...extra.filter((e) => e.name !== against)];
 };
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -574,10 +577,15 @@ const goals = judge({
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run, median of ${rounds} round(s); ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
   ...table(
-    '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/bare/floor | non-2xx |',
+    '| scenario | full req/s | bare Express req/s | floor req/s | full / bare | validated Express req/s | validated / bare | bare / floor | full p50/p99 ms | bare p50/p99 ms | floor p50/p99 ms | full p99 / bare p99 | CPU µs/req full/validated/bare/floor | non-2xx |',
     rows.map((row) => {
-      const [s, b, f] = [m(row, 'server'), m(row, 'bare-express'), m(row, 'floor')];
-      return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + b.non2xx + f.non2xx} |`;
+      const [s, v, b, f] = ['server', 'validated Express', 'bare-express', 'floor'].map((n) => m(row, n)) as [
+        Measure,
+        Measure,
+        Measure,
+        Measure,
+      ];
+      return `| ${row.scenario} | ${fixed(s.reqPerSec)} | ${fixed(b.reqPerSec)} | ${fixed(f.reqPerSec)} | ${fixed(s.reqPerSec / b.reqPerSec, 2)} | ${fixed(v.reqPerSec)} | ${fixed(v.reqPerSec / b.reqPerSec, 2)} | ${fixed(b.reqPerSec / f.reqPerSec, 2)} | ${s.p50}/${s.p99} | ${b.p50}/${b.p99} | ${f.p50}/${f.p99} | ${fixed(s.p99 / Math.max(b.p99, 1), 2)} | ${[s, v, b, f].map((x) => fixed(x.cpuUsPerRequest)).join('/')} | ${s.non2xx + v.non2xx + b.non2xx + f.non2xx} |`;
     }),
   ),
   ...table(

@@ -1,0 +1,62 @@
+// The Express contestants as the bench starts them (built, on a SQLite file of their own): bare Express does
+// the job and nothing else, the validated one refuses what the contract refuses and answers what it allows,
+// as the server's own validation does.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openSqliteStore } from '@animal-store/server';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-contestants-'));
+const databaseUrl = join(dir, 'contestants.db');
+let authorization = '';
+const started: ChildProcess[] = [];
+
+/** A built contestant started on the test's file; its base URL once it says it listens. */
+async function contestant(name: string): Promise<string> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url))], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  started.push(child);
+  let output = '';
+  for await (const chunk of child.stdout) {
+    output += chunk;
+    const url = /"url":"(http:[^"]+)"/.exec(output)?.[1];
+    if (url) return url;
+  }
+  throw new Error(`${name} exited before it listened:\n${output}`);
+}
+const get = (base: string, path: string) => fetch(`${base}${path}`, { headers: { authorization } });
+
+beforeAll(async () => {
+  const { store } = openSqliteStore(databaseUrl);
+  await store.pets.create({ name: 'Rex', categoryId: 1, status: 'available' }, () => {});
+  authorization = `Bearer ${(await store.keys.create({ plan: 'enterprise', quota: { perMinute: 1e6, perDay: 1e9 }, label: 'contestants' })).key}`;
+  await store.close();
+});
+afterAll(() => {
+  for (const child of started) child.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('validated Express refuses a query the contract refuses, where bare Express answers it', {
+  timeout: 60_000,
+}, async () => {
+  const [bare, validated] = await Promise.all([contestant('bare-express'), contestant('validated-express')]);
+  const outOfRange = '/v1/pets?limit=1000';
+  expect((await get(bare, outOfRange)).status).toBe(200);
+  const refused = await get(validated, outOfRange);
+  expect(refused.status).toBe(400);
+  expect((await refused.json()).message).toContain('limit');
+  // What the contract allows is answered alike, its response judged against the contract on the way out.
+  const [plain, checked] = await Promise.all([
+    get(bare, '/v1/pets?limit=5'),
+    get(validated, '/v1/pets?limit=5'),
+  ]);
+  expect([plain.status, checked.status]).toEqual([200, 200]);
+  expect(await checked.json()).toEqual(await plain.json());
+  expect((await fetch(`${validated}/v1/pets`)).status).toBe(401);
+});
