@@ -1,11 +1,11 @@
 // A text summary of a V8 CPU profile (`--cpu-prof`), written beside it: where the busy time went, by
-// package (or our own file) and by function. Idle time is left out, so the shares are of the time the
-// server was working. Written by hand: docs/decisions.md#profile-summary.
+// package (or our own file), by function, and by layer of the server. Idle time is left out, so the shares
+// are of the time the server was working. Written by hand: docs/decisions.md#profile-summary.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 type CallFrame = { functionName: string; url: string; lineNumber: number };
 type Profile = {
-  nodes: { id: number; callFrame: CallFrame }[];
+  nodes: { id: number; callFrame: CallFrame; children?: number[] }[];
   samples: number[];
   timeDeltas: number[];
 };
@@ -16,6 +16,67 @@ function owner({ url, functionName }: CallFrame, root: string): string {
   if (pkg) return pkg[1] as string;
   if (url.startsWith('file://')) return url.replace(`file://${root}`, '');
   return url || functionName;
+}
+
+const startUp = 'start-up (loading modules, compiling schemas)';
+/**
+ * The server's layers, each known by where its code lives (a file of apps/server's dist, a package, a part
+ * of Node), tried in this order on every frame. The first rules are the most specific: the limiter's
+ * headers are its own, the SQLite addon is the query's whoever calls it.
+ */
+export const serverLayers: [RegExp, string][] = [
+  [/node:internal\/modules\/|\/dist\/main\.js |\/dist\/run\.js |ajv\/dist\/compile| evaluate$/, startUp],
+  [
+    /\/dist\/http\/request-log\.js|\/dist\/when-done\.js|\/dist\/log-output\.js|\/pino\/|\/sonic-boom\//,
+    'the request log (ours, pino)',
+  ],
+  [/\/dist\/ops\/(metrics|request-metrics)\.js|\/prom-client\//, 'metrics'],
+  [/\/dist\/api\/identify\.js|\/dist\/store\/key-cache\.js/, 'identifying the key (hash, cache)'],
+  [/\/dist\/api\/rate-limit\.js|\/dist\/limits\//, 'the rate limit (policy, leases, bans, headers)'],
+  [/openapi\.response\.validator|modded\.express\.mung/, 'express-openapi-validator, responses'],
+  [/\/express-openapi-validator\/|\/ajv\//, 'express-openapi-validator, requests'],
+  [/\/dist\/api\/pets\/cursor\.js/, 'the cursor'],
+  [
+    /\/dist\/store\/|\/better-sqlite3\/|\/pg\/|\/pg-pool\/|\/pg-protocol\/|\/ioredis\//,
+    'the store (queries, rows)',
+  ],
+  [/\/dist\/api\/pets\/routes\.js/, 'the pets route besides the store'],
+  [
+    /express\/lib\/response\.js |node:_http_outgoing|node:net |node:internal\/stream_base_commons|node:internal\/streams\/writable| writev$/,
+    'writing the answer (res.json, the socket)',
+  ],
+  [/\/dist\/(http|api|admin)\/|\/dist\/server\.js/, 'our other middleware and the chain'],
+  [
+    /\/express\/|\/router\/|\/body-parser\/|\/qs\/|node:querystring|\/forwarded\/|\/proxy-addr\//,
+    'Express, its router, the query',
+  ],
+  [/node:_http_(server|common|incoming)/, "Node's HTTP parse"],
+  [/^ \(garbage collector\)$/, 'the garbage collector'],
+];
+
+/**
+ * Busy time by layer of the server (serverLayers): each sample counts for the innermost layer on its stack,
+ * since a middleware calls the next and the outer ones hold everything after them. A stack of none of them
+ * is `other`; the start-up is counted apart, so the shares are of the time spent serving.
+ */
+function byLayer(profile: Profile, frames: Map<number, CallFrame>) {
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const layers = new Map<string, number>();
+  let startUpTime = 0;
+  profile.samples.forEach((id, i) => {
+    const time = profile.timeDeltas[i] ?? 0;
+    if (frames.get(id)?.functionName === '(idle)') return;
+    let layer: string | undefined;
+    for (let at: number | undefined = id; at !== undefined && !layer; at = parents.get(at)) {
+      const frame = frames.get(at) as CallFrame;
+      const where = `${frame.url} ${frame.functionName}`;
+      layer = serverLayers.find(([pattern]) => pattern.test(where))?.[1];
+    }
+    if (layer === startUp) startUpTime += time;
+    else layers.set(layer ?? 'other', (layers.get(layer ?? 'other') ?? 0) + time);
+  });
+  return { layers, startUpTime };
 }
 
 /** Writes `<profile>.summary.txt` and returns its path. */
@@ -35,13 +96,16 @@ export function summarise(path: string, root: string, top = 25): string {
     const what = `${frame.functionName || '(anonymous)'} ${who}:${frame.lineNumber + 1}`;
     byFunction.set(what, (byFunction.get(what) ?? 0) + time);
   });
-  const table = (title: string, rows: Map<string, number>) => [
+  const table = (title: string, rows: Map<string, number>, of = busy) => [
     title,
     ...[...rows]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
-      .map(([name, time]) => `${((100 * time) / busy).toFixed(1).padStart(5)} %  ${name}`),
+      .map(([name, time]) => `${((100 * time) / of).toFixed(1).padStart(5)} %  ${name}`),
   ];
+  const { layers, startUpTime } = byLayer(profile, frames);
+  // A profile of another program (a contestant) has no layer of the server: no table then.
+  const ofServer = [...layers.keys()].some((name) => name !== 'other');
   const out = `${path}.summary.txt`;
   const lines = [
     `busy ${(busy / 1e6).toFixed(1)} s of profile (self time, idle left out)`,
@@ -49,6 +113,16 @@ export function summarise(path: string, root: string, top = 25): string {
     ...table('by package or file', byOwner),
     '',
     ...table('by function', byFunction),
+    ...(ofServer
+      ? [
+          '',
+          ...table(
+            `by layer of the server (the innermost on each stack; start-up apart, ${(startUpTime / 1e6).toFixed(1)} s)`,
+            layers,
+            busy - startUpTime,
+          ),
+        ]
+      : []),
   ];
   writeFileSync(out, `${lines.join('\n')}\n`);
   return out;
