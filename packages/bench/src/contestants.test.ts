@@ -1,33 +1,30 @@
 // The Express contestants as the bench starts them (built, on a SQLite file of their own): bare Express does
 // the job and nothing else, the validated one refuses what the contract refuses and answers what it allows,
 // as the server's own validation does.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteStore } from '@animal-store/server';
+import { listeningUrl, type Spawned, spawnUntilReady, tempDatabase } from '@animal-store/test-support';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-contestants-'));
-const databaseUrl = join(dir, 'contestants.db');
+const databaseUrl = tempDatabase('bench-contestants-');
 let authorization = '';
-const started: ChildProcess[] = [];
+const started: Spawned[] = [];
 
-/** A built contestant started on the test's file; its base URL once it says it listens. */
+/** A built contestant started on the test's file; its base URL once it prints its readiness line. */
 async function contestant(name: string): Promise<string> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url))], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  started.push(child);
-  let output = '';
-  for await (const chunk of child.stdout) {
-    output += chunk;
-    const url = /"url":"(http:[^"]+)"/.exec(output)?.[1];
-    if (url) return url;
-  }
-  throw new Error(`${name} exited before it listened:\n${output}`);
+  const spawned = await spawnUntilReady(
+    process.execPath,
+    [fileURLToPath(new URL(`../dist/${name}.js`, import.meta.url))],
+    {
+      env: { ...process.env, DATABASE_URL: databaseUrl, PORT: '0' },
+      ready: (output) => listeningUrl(output) !== undefined,
+    },
+  );
+  started.push(spawned);
+  return listeningUrl(spawned.output()) as string;
 }
 const get = (base: string, path: string) => fetch(`${base}${path}`, { headers: { authorization } });
 
@@ -37,9 +34,9 @@ beforeAll(async () => {
   authorization = `Bearer ${(await store.keys.create({ plan: 'enterprise', quota: { perMinute: 1e6, perDay: 1e9 }, label: 'contestants' })).key}`;
   await store.close();
 });
-afterAll(() => {
-  for (const child of started) child.kill('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  await Promise.all(started.map((spawned) => spawned.stop()));
+  rmSync(dirname(databaseUrl), { recursive: true, force: true });
 });
 
 it('validated Express refuses a query the contract refuses, where bare Express answers it', {

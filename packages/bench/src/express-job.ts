@@ -13,12 +13,12 @@ import express, {
 import { announce, job, keyOf, notFound, unauthorized } from './job.js';
 
 export function jobApp(
-  layers: { outer?: RequestHandler[]; inner?: RequestHandler[]; etag?: boolean } = {},
+  parts: { outer?: RequestHandler[]; inner?: RequestHandler[]; etag?: boolean } = {},
 ): Express {
   const app = express();
-  if (!layers.etag) app.disable('etag'); // Express computes one for every answer unless told not to
+  if (!parts.etag) app.disable('etag'); // Express computes one for every answer unless told not to
   app.disable('x-powered-by');
-  for (const layer of layers.outer ?? []) app.use(layer);
+  for (const layer of parts.outer ?? []) app.use(layer);
   app.use(async (req, res, next) => {
     const key = await keyOf(req.get('authorization'));
     if (!key) return void res.status(401).json(unauthorized);
@@ -26,7 +26,7 @@ export function jobApp(
     next();
   });
   app.use(express.json({ limit: '16kb' }));
-  for (const layer of layers.inner ?? []) app.use(layer);
+  for (const layer of parts.inner ?? []) app.use(layer);
   app.get('/v1/pets', async (req, res) => void res.json(await job.list(req.query)));
   app.post('/v1/pets', async (req, res) => void res.status(201).json(await job.create(req.body)));
   app.get('/v1/pets/:petId', async (req, res) => {

@@ -55,28 +55,28 @@ export const serverLayers: [RegExp, string][] = [
 ];
 
 /**
- * Busy time by layer of the server (serverLayers): each sample counts for the innermost layer on its stack,
- * since a middleware calls the next and the outer ones hold everything after them. A stack of none of them
- * is `other`; the start-up is counted apart, so the shares are of the time spent serving.
+ * The layer of the server (serverLayers) a profile node's time counts for: the innermost on its stack, since
+ * a middleware calls the next and the outer ones hold everything after them; `other` for a stack of none.
+ * Worked out once per node, from its own frame or else its parent's layer.
  */
-function byLayer(profile: Profile, frames: Map<number, CallFrame>) {
+function layers(profile: Profile, frames: Map<number, CallFrame>): (id: number) => string {
   const parents = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
-  const layers = new Map<string, number>();
-  let startUpTime = 0;
-  profile.samples.forEach((id, i) => {
-    const time = profile.timeDeltas[i] ?? 0;
-    if (frames.get(id)?.functionName === '(idle)') return;
-    let layer: string | undefined;
-    for (let at: number | undefined = id; at !== undefined && !layer; at = parents.get(at)) {
-      const frame = frames.get(at) as CallFrame;
-      const where = `${frame.url} ${frame.functionName}`;
-      layer = serverLayers.find(([pattern]) => pattern.test(where))?.[1];
+  const known = new Map<number, string>();
+  const layerOf = (id: number): string => {
+    let layer = known.get(id);
+    if (layer === undefined) {
+      const frame = frames.get(id);
+      const where = frame ? `${frame.url} ${frame.functionName}` : '';
+      const parent = parents.get(id);
+      layer =
+        serverLayers.find(([pattern]) => pattern.test(where))?.[1] ??
+        (parent === undefined ? 'other' : layerOf(parent));
+      known.set(id, layer);
     }
-    if (layer === startUp) startUpTime += time;
-    else layers.set(layer ?? 'other', (layers.get(layer ?? 'other') ?? 0) + time);
-  });
-  return { layers, startUpTime };
+    return layer;
+  };
+  return layerOf;
 }
 
 /** Writes `<profile>.summary.txt` and returns its path. */
@@ -85,6 +85,10 @@ export function summarise(path: string, root: string, top = 25): string {
   const frames = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
   const byOwner = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  // By layer of the server, the start-up apart: those shares are of the time spent serving.
+  const layerOf = layers(profile, frames);
+  const byLayer = new Map<string, number>();
+  let startUpTime = 0;
   let busy = 0;
   profile.samples.forEach((id, i) => {
     const frame = frames.get(id);
@@ -95,6 +99,9 @@ export function summarise(path: string, root: string, top = 25): string {
     byOwner.set(who, (byOwner.get(who) ?? 0) + time);
     const what = `${frame.functionName || '(anonymous)'} ${who}:${frame.lineNumber + 1}`;
     byFunction.set(what, (byFunction.get(what) ?? 0) + time);
+    const layer = layerOf(id);
+    if (layer === startUp) startUpTime += time;
+    else byLayer.set(layer, (byLayer.get(layer) ?? 0) + time);
   });
   const table = (title: string, rows: Map<string, number>, of = busy) => [
     title,
@@ -103,9 +110,8 @@ export function summarise(path: string, root: string, top = 25): string {
       .slice(0, top)
       .map(([name, time]) => `${((100 * time) / of).toFixed(1).padStart(5)} %  ${name}`),
   ];
-  const { layers, startUpTime } = byLayer(profile, frames);
   // A profile of another program (a contestant) has no layer of the server: no table then.
-  const ofServer = [...layers.keys()].some((name) => name !== 'other');
+  const ofServer = [...byLayer.keys()].some((name) => name !== 'other');
   const out = `${path}.summary.txt`;
   const lines = [
     `busy ${(busy / 1e6).toFixed(1)} s of profile (self time, idle left out)`,
@@ -118,7 +124,7 @@ export function summarise(path: string, root: string, top = 25): string {
           '',
           ...table(
             `by layer of the server (the innermost on each stack; start-up apart, ${(startUpTime / 1e6).toFixed(1)} s)`,
-            layers,
+            byLayer,
             busy - startUpTime,
           ),
         ]

@@ -5,4 +5,4 @@
 import { contractValidator, loadContract } from '@animal-store/server';
 import { jobApp, listen } from './express-job.js';
 
-listen(jobApp({ inner: [contractValidator(loadContract(), () => {})].flat() }));
+listen(jobApp({ inner: contractValidator(loadContract(), () => {}) }));
