@@ -80,7 +80,9 @@ describe.runIf(backend === 'postgres')('PostgreSQL busy', () => {
   });
 
   it('a table locked by another session past the statement timeout: 503 with Retry-After, not 500', async () => {
-    const server = await startServer({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '300' } });
+    // A connection's deadline is the statement timeout too (at most 3 s): 300 ms failed the server's start
+    // once under CI load ('timeout exceeded when trying to connect'), before any lock was taken.
+    const server = await startServer({ env: { DATABASE_STATEMENT_TIMEOUT_MS: '1000' } });
     cleanups.push(() => server.close());
     const key = await server.key({ perMinute: 1000, perDay: 10_000 });
     const holder = new pg.Client({ connectionString: server.location.DATABASE_URL });
