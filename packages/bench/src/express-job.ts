@@ -1,8 +1,9 @@
 // The job (job.ts) as an Express 5 app, written once for the Express contestants: the bearer check, the
 // JSON body, the three routes, and an error handler answering the contract's Error shape. Each contestant
 // adds its own layers around the same app: `outer` before the key check (a request log, a histogram),
-// `inner` after the body is read (rate limits, validation). Bare Express adds none. ETags are off unless
-// asked for (the usual stack keeps Express's default).
+// `keyed` after it and before the body is read (rate limits: a refused request's body is never parsed),
+// `inner` after the body is read (validation). Bare Express adds none. ETags are off unless asked for (the
+// usual stack keeps Express's default).
 import express, {
   type Express,
   type NextFunction,
@@ -13,7 +14,12 @@ import express, {
 import { announce, job, keyOf, notFound, unauthorized } from './job.js';
 
 export function jobApp(
-  parts: { outer?: RequestHandler[]; inner?: RequestHandler[]; etag?: boolean } = {},
+  parts: {
+    outer?: RequestHandler[];
+    keyed?: RequestHandler[];
+    inner?: RequestHandler[];
+    etag?: boolean;
+  } = {},
 ): Express {
   const app = express();
   if (!parts.etag) app.disable('etag'); // Express computes one for every answer unless told not to
@@ -25,6 +31,7 @@ export function jobApp(
     res.locals.key = key;
     next();
   });
+  for (const layer of parts.keyed ?? []) app.use(layer);
   app.use(express.json({ limit: '16kb' }));
   for (const layer of parts.inner ?? []) app.use(layer);
   app.get('/v1/pets', async (req, res) => void res.json(await job.list(req.query)));

@@ -40,10 +40,11 @@ listen(
   jobApp({
     etag: true, // Express's default, which a team would keep
     outer: [pinoHttp(), measured],
-    inner: [
-      perKey(60_000, 'perMinute'),
-      perKey(86_400_000, 'perDay'),
-      OpenApiValidator.middleware({ apiSpec: contract, validateRequests: true, validateResponses: true }),
-    ].flat(),
+    keyed: [perKey(60_000, 'perMinute'), perKey(86_400_000, 'perDay')],
+    inner: OpenApiValidator.middleware({
+      apiSpec: contract,
+      validateRequests: true,
+      validateResponses: true,
+    }),
   }),
 );
