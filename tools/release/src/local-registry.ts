@@ -4,7 +4,7 @@
 // npmjs as usual. It prints the .npmrc lines that send the scope there; stop it with Ctrl-C (its storage
 // is deleted unless --dir named one). docs/releasing.md has the rehearsal.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,7 @@ export async function startLocalRegistry(
   options: { port?: number; dir?: string } = {},
 ): Promise<LocalRegistry> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'animal-store-registry-'));
+  mkdirSync(dir, { recursive: true }); // a --dir that does not exist yet is made
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}/`;
   writeFileSync(join(dir, 'verdaccio.yaml'), config(dir));

@@ -33,20 +33,6 @@ export function sourcesAt(ref: string, dir: string): void {
   }
 }
 
-/** The last release commit: the one that last set the server's version (docs/releasing.md), if any. */
-export function lastRelease(): string | undefined {
-  try {
-    const found = execFileSync(
-      'git',
-      ['log', '-1', '--format=%H', '-G"version":', '--', 'apps/server/package.json'],
-      { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-    ).trim();
-    return found || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** A JSON or already-bundled file as is; a YAML root gets bundled first. */
 export function loadSpec<T>(path: string): T {
   if (path.endsWith('.json')) return JSON.parse(readFileSync(path, 'utf8')) as T;

@@ -1,19 +1,23 @@
-// `pnpm spec:diff [--base <git-ref>] [--since <git-ref>]`: a review of what the working tree changes in each
-// contract (the public API and the admin API) against the same contract at <ref> (default: main), by
-// `redocly diff` (rules: redocly-diff.yaml). Every change is rated major (breaking for clients), minor
-// (additive) or patch. Exits 1 unless a changeset of @animal-store/spec carries that bump: a breaking
-// change needs a major one, an additive change a minor or major one (the fixed group moves together).
-// The changesets judged are the pending ones, or with --since those added since that ref (a pull
-// request's own: the changeset guard passes its base). --base-file/--revision-file compare two files of
-// one contract instead (fixtures, CI artefacts; --admin when they are the admin contract's).
+// `pnpm spec:diff [--base <git-ref>] [--since <git-ref>]`: a review of what the change (change.ts: a pull
+// request against GITHUB_BASE_REF, a branch against main, or --base <ref>; their merge base with HEAD)
+// makes of each contract (the public API and the admin API), by `redocly diff` (rules: redocly-diff.yaml).
+// Every change is rated major (breaking for clients), minor (additive) or patch. Exits 1 unless a changeset
+// of @animal-store/spec that the change adds (or with --since, that was added since that ref) carries that
+// bump: a breaking change needs a major one, an additive change a minor or major one (the fixed group moves
+// together); another change's pending changeset records nothing here. Exits 2 when the checkout cannot show
+// the change. --base-file/--revision-file compare two files of one contract instead (fixtures, CI
+// artefacts; --admin when they are the admin contract's), judged on the pending changesets of --root.
+// With GITHUB_STEP_SUMMARY set (a GitHub job), the review is also written to the job's summary, where a
+// fork's pull request, whose token cannot comment, shows it.
 // One reclassification is ours: values added to an enum the contract marks `x-open-enum: true` (its
 // description promises clients that new values may come in a minor version) are minor, not major.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { changeOrExit } from './change.js';
 import { locate } from './locate.js';
 import { adminSpecRoot, bundleTo, repoRoot, sourcesAt, specChangesets, specRoot } from './repo.js';
 
@@ -27,27 +31,6 @@ const { values: args } = parseArgs({
     root: { type: 'string', default: repoRoot },
   },
 });
-const git = (...command: string[]) =>
-  execFileSync('git', command, { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-const exists = (ref: string) => {
-  try {
-    git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
-    return true;
-  } catch {
-    return false;
-  }
-};
-/** The ref to compare with: --base, else main, else origin/main (a clone in CI may have no local main). */
-function baseRef(): string {
-  const candidates = args.base ? [args.base] : ['main', 'origin/main'];
-  const found = candidates.find(exists);
-  if (!found) {
-    process.stderr.write(`spec:diff: no git ref ${candidates.join(' or ')}; pass --base <ref>.\n`);
-    process.exit(2);
-  }
-  return found;
-}
-
 /** The two contracts: each is reviewed on its own, against its own sources (admin/ refers into openapi/). */
 const contracts = [
   { title: 'The public API', root: specRoot },
@@ -92,26 +75,29 @@ function review(
 }
 
 const temp = mkdtempSync(join(tmpdir(), 'animal-store-diff-'));
+const report: string[] = [];
 try {
   let major = 0;
   let minor = 0;
+  let since = args.since;
   if (args['base-file'] && args['revision-file']) {
     // Two files of one contract (fixtures, CI artefacts); --admin locates changes in the admin sources.
     const result = review(args['base-file'], args['revision-file'], args.admin ? adminSpecRoot : specRoot);
-    process.stdout.write(result.text);
+    report.push(result.text);
     major = result.major;
     minor = result.minor;
   } else {
-    const ref = baseRef();
+    const change = changeOrExit('spec:diff', repoRoot, args.base);
+    since ??= change.base;
     const checkout = join(temp, 'base');
-    sourcesAt(ref, checkout); // bundled like the working tree's
+    sourcesAt(change.base, checkout); // bundled like the working tree's
     const sections = contracts.map(({ title, root }, index) => {
       const where = relative(repoRoot, root);
       const heading = `# ${title} (${where})\n\n`;
       const revision = join(temp, `revision-${index}.json`);
       bundleTo(root, revision);
       const baseRoot = join(checkout, where);
-      if (!existsSync(baseRoot)) return `${heading}A new contract: it is not at ${ref}.\n`;
+      if (!existsSync(baseRoot)) return `${heading}A new contract: it is not in ${change.label}'s base.\n`;
       const base = join(temp, `base-${index}.json`);
       bundleTo(baseRoot, base);
       const result = review(base, revision, root);
@@ -119,22 +105,22 @@ try {
       minor += result.minor;
       return `${heading}${result.text}`;
     });
-    process.stdout.write(sections.join('\n'));
+    report.push(`Reviewed: ${change.label}.\n\n`, sections.join('\n'));
   }
   const needed = major > 0 ? 'major' : minor > 0 ? 'minor' : undefined;
   if (needed) {
-    const changesets = await specChangesets(args.root, args.since);
+    const changesets = await specChangesets(args.root, since);
     const enough = changesets.filter((c) => c.bump === 'major' || (needed === 'minor' && c.bump === 'minor'));
     const what = major > 0 ? `${major} breaking change(s)` : `${minor} additive change(s)`;
-    const which = args.since ? `added since ${args.since.slice(0, 12)}` : 'pending';
+    const which = since ? 'added by this change' : 'pending';
     if (enough.length > 0) {
       const files = enough.map((c) => `.changeset/${c.id}.md`).join(', ');
-      process.stdout.write(
+      report.push(
         `\n${what}, recorded by the ${needed === 'major' ? 'major' : 'minor or major'} changeset ${files}.\n`,
       );
     } else {
       const found = changesets.map((c) => `${c.bump} in .changeset/${c.id}.md`).join(', ');
-      process.stdout.write(
+      report.push(
         `\n${what} for clients need a ${needed} changeset of @animal-store/spec ${which} (found: ${found || 'none'}). ` +
           `${major > 0 ? 'Avoid them, or record a major release' : 'Record a minor release'}: pnpm changeset (${needed} for @animal-store/spec).\n`,
       );
@@ -144,6 +130,8 @@ try {
 } finally {
   rmSync(temp, { recursive: true, force: true });
 }
+process.stdout.write(report.join(''));
+if (process.env.GITHUB_STEP_SUMMARY) appendFileSync(process.env.GITHUB_STEP_SUMMARY, report.join(''));
 
 type Impact = 'major' | 'minor' | 'patch';
 type Verdict = { ruleId: string; impact: Impact; message: string; location?: { pointer: string } };

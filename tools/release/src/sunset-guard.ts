@@ -4,7 +4,8 @@
 //   announces the removal (names the operationId);
 // - otherwise: report how long is left;
 // - gone from the spec before its x-sunset, as the last release published it (its `Sunset` header is a
-//   promise to every client): fail, naming the date, whatever changeset is pending.
+//   promise to every client): fail, naming the date, whatever changeset is pending. The last release is
+//   found in the checkout's history (change.ts): a shallow one fetches it, or the guard refuses (exit 2).
 // Options (for CI and for the guard's own tests): --spec <file> (default: openapi/openapi.yaml),
 // --published <file> (the contract as last released; default: the sources at the release commit),
 // --today <YYYY-MM-DD> (default: today), --window-days <n> (default: SUNSET_WINDOW_DAYS or 180),
@@ -13,7 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { lastRelease, loadSpec, pendingMajorChangesets, repoRoot, sourcesAt, specRoot } from './repo.js';
+import { changeOrExit } from './change.js';
+import { loadSpec, pendingMajorChangesets, repoRoot, sourcesAt, specRoot } from './repo.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -31,11 +33,9 @@ const api = loadSpec<Api>(args.spec);
 /** The contract as the last release published it: --published, else bundled from the release commit. */
 function published(): { api: Api; from: string } | undefined {
   if (args.published) return { api: loadSpec<Api>(args.published), from: args.published };
-  const release = lastRelease();
+  const { release } = changeOrExit('sunset guard', repoRoot);
   if (!release) {
-    process.stdout.write(
-      'sunset guard: no release commit in this checkout’s history; removals not checked\n',
-    );
+    process.stdout.write('sunset guard: nothing was released yet; removals not checked\n');
     return undefined;
   }
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-published-'));

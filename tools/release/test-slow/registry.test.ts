@@ -120,6 +120,13 @@ describe('pnpm release against a registry', () => {
     for (const name of group) expect(Object.keys((await packument(name))?.versions ?? {})).toEqual([version]);
   });
 
+  it('with --unless-published (release.yml after a merge with nothing pending), says so and exits 0, publishing nothing', async () => {
+    const { stdout } = await sh('pnpm release --skip-tests --unless-published', scratch);
+    expect(stdout).toMatch(/already published: nothing to release/);
+    expect(stdout).not.toMatch(/New tag:/); // what the Changesets action reads as "published"
+    for (const name of group) expect(Object.keys((await packument(name))?.versions ?? {})).toEqual([version]);
+  });
+
   it('installs with plain npm in an empty project; npx @animal-store/server runs it; the client talks to it', async () => {
     await sh(
       `npm install --no-audit --no-fund @animal-store/server@${version} @animal-store/client@${version}`,

