@@ -14,7 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { changeOrExit } from './change.js';
@@ -61,7 +61,9 @@ function review(
   const report = JSON.parse(diff.stdout) as { changes: Change[] };
   const revised = JSON.parse(readFileSync(revision, 'utf8')) as unknown;
   const original = JSON.parse(readFileSync(base, 'utf8')) as unknown;
-  const changes = report.changes.map((change) => reclassify(change, revised));
+  const changes = report.changes
+    .filter((change) => !bundlingArtefact(change, root))
+    .map((change) => reclassify(change, revised));
   const count = (impact: Impact) => changes.filter((c) => c.impact === impact).length;
   const [major, minor, patch] = [count('major'), count('minor'), count('patch')];
   return {
@@ -136,6 +138,18 @@ if (process.env.GITHUB_STEP_SUMMARY) appendFileSync(process.env.GITHUB_STEP_SUMM
 type Impact = 'major' | 'minor' | 'patch';
 type Verdict = { ruleId: string; impact: Impact; message: string; location?: { pointer: string } };
 type Change = { path: string; kind: string; impact: Impact; property?: string; verdicts?: Verdict[] };
+
+/**
+ * Whether a change is only the bundler's: Redocly names the target of a `$ref` into another file's part
+ * (Pet.yaml's `NewPet.yaml#/properties/birthDate`) as a component of its own (`#/components/schemas/
+ * birthDate`), so a new property would show a second, "added component" row. A component with no source
+ * file of its name is such a name; its adding or removal is shown where it is used (the operations' rows).
+ */
+function bundlingArtefact(change: Change, root: string): boolean {
+  const component = /^#\/components\/schemas\/([^/]+)$/.exec(change.path)?.[1];
+  if (!component || (change.kind !== 'added' && change.kind !== 'removed')) return false;
+  return !existsSync(join(dirname(root), 'components/schemas', `${token(component)}.yaml`));
+}
 
 /** A JSON pointer's token as written: `~1` stands for `/`, `~0` for `~`. */
 function token(part: string): string {

@@ -235,6 +235,22 @@ describe('pnpm spec:diff', () => {
     expect(operation.output).toMatch(/\| 🟢 minor \| added \| `PUT \/pets` \|/);
   });
 
+  it('a new property another schema refers to shows once per operation, not as a component the bundler named', async () => {
+    const result = await review((s) => {
+      schemas(s).birthDate = { type: 'string', format: 'date', description: 'Born.' };
+      schemas(s).NewPet.properties.birthDate = { $ref: '#/components/schemas/birthDate' };
+      schemas(s).Pet.properties.birthDate = { $ref: '#/components/schemas/birthDate' };
+    });
+    expect(result.output).toMatch(/\| 🟢 minor \| added \| `POST \/pets body\.birthDate` \|/);
+    expect(result.output).toMatch(/\| 🟢 minor \| added \| `GET \/pets 200 body\[\]\.birthDate` \|/);
+    expect(result.output).not.toContain('#/components/schemas/birthDate');
+    // A component with a source file of its own is still shown (spec/openapi/components/schemas/Pet.yaml).
+    const described = await review((s) => {
+      schemas(s).Pet.description = 'Another description.';
+    });
+    expect(described.output).toMatch(/spec\/openapi\/components\/schemas\/Pet\.yaml/);
+  });
+
   it('when a major changeset is pending, then a breaking change is allowed', async () => {
     const removeGetPet = breaking[0]?.[1] as (s: Spec) => void;
     const result = await review(removeGetPet, changesets({ bump: 'major', summary: 'Remove getPet.' }));
