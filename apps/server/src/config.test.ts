@@ -159,6 +159,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `ops:${token},ops:${token}x` })).toThrow(
       'ADMIN_TOKENS: the name ops is given twice',
     );
+    // One token under two names would audit every change by it under the last name.
+    expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `billing:${token},support:${token}` })).toThrow(
+      'ADMIN_TOKENS: one token is given twice (billing and support): each name needs a token of its own',
+    );
+    expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `${token},${token}` })).toThrow(
+      /one token is given twice/,
+    );
+    // A name another token would be known by (an unnamed token's automatic name) is refused.
+    expect(() => loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `token-0123456789ab:${token}` })).toThrow(
+      'ADMIN_TOKENS: the name token-0123456789ab has the form token-<fingerprint>',
+    );
+    expect(loadConfig({ ADMIN_PORT: '0', ADMIN_TOKENS: `token-ops:${token}` }).admin?.tokens).toEqual([
+      { name: 'token-ops', token },
+    ]);
     expect(() => loadConfig({ ADMIN_PORT: '3001' })).toThrow(/ADMIN_TOKENS: required when ADMIN_PORT is set/);
     expect(() => loadConfig({ ADMIN_PORT: '3001', ADMIN_TOKENS: `${token},short` })).toThrow(
       'ADMIN_TOKENS (the second entry): each token must be at least 32 characters',

@@ -127,6 +127,24 @@ const schema = z.object({
           const names = tokens.map((t) => t.name).filter((name) => name !== undefined);
           const twice = names.find((name, i) => names.indexOf(name) !== i);
           if (twice) context.addIssue({ code: 'custom', message: `the name ${twice} is given twice` });
+          // One token, one name: the audit trail names whoever holds a token by it.
+          const secrets = tokens.map((t) => t.token);
+          const shared = tokens.find((t, i) => secrets.indexOf(t.token) !== i);
+          if (shared)
+            context.addIssue({
+              code: 'custom',
+              message: `one token is given twice (${tokens
+                .filter((t) => t.token === shared.token)
+                .map((t) => t.name ?? 'unnamed')
+                .join(' and ')}): each name needs a token of its own`,
+            });
+          // `token-<fingerprint>` names a token given without a name (admin/tokens.ts): nobody may take it.
+          const taken = names.find((name) => /^token-[0-9a-f]{12}$/.test(name));
+          if (taken)
+            context.addIssue({
+              code: 'custom',
+              message: `the name ${taken} has the form token-<fingerprint>, kept for tokens given without a name`,
+            });
         }),
     ),
   ADMIN_RATE_LIMIT_PER_MINUTE: integer(600, 1, 1_000_000),

@@ -1,6 +1,6 @@
 // createAdminApp: the admin API's own Express app, for its own listener (ADMIN_PORT), in the shell both
-// apps share (http/contract-app.ts). Under the base path (`/admin/v1`), the chain below in its order: the
-// headers of every answer (no-store, no framing), the admin token, its rate limit (token-limit.ts), the request's shape, the admin contract's validation
+// apps share (http/contract-app.ts), every answer of the listener without caching or framing. Under the base
+// path (`/admin/v1`), the chain below in its order: the admin token, its rate limit (token-limit.ts), the request's shape, the admin contract's validation
 // (requests and responses), the operations (routes.ts, one file each under keys/). Outside it, the console
 // at /console/ (console.ts). Nothing of the public API is mounted here, and nothing of this on the public app.
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,6 @@ import { integerQueryParameters, loadAdminContract } from '../contract.js';
 import { canonicalIntegers } from '../http/canonical-integers.js';
 import { contractApp } from '../http/contract-app.js';
 import { decodablePath } from '../http/decodable-path.js';
-import { everyAnswer } from '../http/every-answer.js';
 import { headAsGet } from '../http/head-as-get.js';
 import { jsonBody } from '../http/json-body.js';
 import { parseQueryOnce } from '../http/plain-query-names.js';
@@ -70,9 +69,12 @@ export function createAdminApp(deps: AdminAppDeps): Express {
     storeErrors: deps.metrics.storeErrors,
     health: deps.health,
     outside: serveConsole,
+    // Answers name keys and carry secrets: no cache keeps one, and no page frames one (its reference, its
+    // contract and its 404s too; the console sets its own).
+    headers: { 'Cache-Control': 'no-store', 'X-Frame-Options': 'DENY' },
+    // The audit trail's request ids are the server's own: a client's X-Request-Id is not taken here.
+    clientRequestIds: false,
     chain: [
-      // Answers name keys and carry secrets: no cache keeps one, and no page frames one.
-      everyAnswer({ 'Cache-Control': 'no-store', 'X-Frame-Options': 'DENY' }),
       resolveOperation(contract, basePath),
       ...(deps.tracing ? [serverSpans] : []),
       parseQueryOnce,

@@ -38,11 +38,31 @@ const day = (value: string) => {
 };
 const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)');
 /** A commander parser for an expiry: an instant to come, ISO 8601 with its zone ("" is left as it is). */
+/** Whether an ISO 8601 instant names a real day and time (Date.parse takes 2027-02-30 as 2 March). */
+const realInstant = (value: string) => {
+  const parts =
+    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-](\d{2}):(\d{2}))$/.exec(value);
+  if (!parts) return false;
+  const [year, month, day, hour, minute, second = 0, , zoneHour = 0, zoneMinute = 0] = parts
+    .slice(1)
+    .map((part) => (part === undefined || part === 'Z' || /^[+-]/.test(part) ? undefined : Number(part)));
+  const date = new Date(Date.UTC(year as number, (month as number) - 1, day as number));
+  return (
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === (month as number) - 1 &&
+    date.getUTCDate() === day &&
+    (hour as number) <= 23 &&
+    (minute as number) <= 59 &&
+    (second as number) <= 59 &&
+    (zoneHour as number) <= 23 &&
+    (zoneMinute as number) <= 59
+  );
+};
 const expiry = (value: string) => {
   if (value === '') return value;
-  if (!/^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:\d{2})$/.test(value) || Number.isNaN(Date.parse(value))) {
+  if (!realInstant(value)) {
     throw new InvalidArgumentError(
-      'must be an instant written ISO 8601 with its zone, e.g. 2027-01-31T00:00:00Z',
+      'must be a real instant written ISO 8601 with its zone, e.g. 2027-01-31T00:00:00Z',
     );
   }
   const at = futureExpiry(value);

@@ -13,6 +13,7 @@ import type { StoreHealth } from '../ops/store-health.js';
 import { chain } from './chain.js';
 import { docsPage } from './docs-page.js';
 import { errorHandler, notFound } from './errors.js';
+import { everyAnswer } from './every-answer.js';
 import { requestLog } from './request-log.js';
 import type { schemaChecks } from './validation.js';
 
@@ -34,6 +35,10 @@ export type ContractAppParts = {
   storeErrors: { inc(labels: { reason: string }): void };
   /** Whether the store takes writes, as every listener's requests found it (/readyz reads it). */
   health?: StoreHealth | undefined;
+  /** Headers of every answer of the listener, its docs, contract and 404s included (everyAnswer). */
+  headers?: Record<string, string>;
+  /** Whether a client's X-Request-Id becomes the request's id (else the server makes every id). */
+  clientRequestIds?: boolean;
 };
 
 export function contractApp(parts: ContractAppParts): Express {
@@ -42,7 +47,8 @@ export function contractApp(parts: ContractAppParts): Express {
   app.disable('x-powered-by');
   app.disable('etag');
   if (parts.trustProxy !== undefined) app.set('trust proxy', parts.trustProxy);
-  app.use(requestLog(parts.logger, documentedQuery(contract)));
+  if (parts.headers) app.use(everyAnswer(parts.headers));
+  app.use(requestLog(parts.logger, documentedQuery(contract), parts.clientRequestIds ?? true));
   app.use(basePath, chain(parts.chain.flat()));
   parts.outside?.(app);
   app.get('/openapi.json', (_req, res) => {

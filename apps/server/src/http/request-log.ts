@@ -43,15 +43,16 @@ export const requestId = (given?: string | string[]): string =>
   typeof given === 'string' && acceptable.test(given) ? given : randomUUID();
 
 /**
- * The middleware: sets the request id, then logs one line when the response is done: `request completed`
+ * The middleware: sets the request id (the client's, with `clientIds`; the admin listener makes its own,
+ * since its ids name the requests of the audit trail), then logs one line when the response is done: `request completed`
  * (level info; error for a 5xx, as `request errored`), with the key id (never its secret) and the client's
  * address (after TRUST_PROXY) to say who, and `aborted: true` when the response was not answered (the
  * client left before the answer, or before its request was complete: see when-done.ts).
  */
-export function requestLog(logger: Logger, documentedQuery: Set<string>) {
+export function requestLog(logger: Logger, documentedQuery: Set<string>, clientIds = true) {
   return function requestLog(req: Request, res: Response, next: NextFunction) {
     const started = performance.now();
-    const id = requestId(req.headers['x-request-id']);
+    const id = clientIds ? requestId(req.headers['x-request-id']) : randomUUID();
     req.id = id;
     res.setHeader('X-Request-Id', id);
     const method = req.method; // before headAsGet answers a HEAD as a GET

@@ -301,6 +301,16 @@ describe('pnpm keys: plans and usage', () => {
       (error: { stderr: string }) => error.stderr,
     );
     expect(refused).toMatch(/--expires-at.*must be in the future/);
+    // A day the calendar does not have is refused, as the admin API refuses it (not taken as 2 March).
+    for (const unreal of ['2027-02-30T00:00:00Z', '2027-04-31T12:00:00Z', '2027-01-01T24:00:00Z']) {
+      const answer = await keysCommand(databasePath, 'update', created.id, '--expires-at', unreal).then(
+        () => 'taken',
+        (error: { stderr: string }) => error.stderr,
+      );
+      expect(answer, unreal).toMatch(/--expires-at.*must be a real instant written ISO 8601/);
+    }
+    const listed = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout) as { id: string }[];
+    expect(listed.find((key) => key.id === created.id)).toMatchObject({ expiresAt: at });
     const cleared = await keysCommand(databasePath, 'update', created.id, '--expires-at', '', '--json');
     expect(JSON.parse(cleared.stdout)).toMatchObject({ expiresAt: null });
   });

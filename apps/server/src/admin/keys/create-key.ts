@@ -1,5 +1,7 @@
 // createKey: a key on a plan (enterprise with limits of its own), its secret shown once; with an
-// Idempotency-Key, a retry answers the key it created (without the secret) and another body is a 422.
+// Idempotency-Key, a retry answers the key it created (without the secret) and another body is a 422. The
+// key is each admin's own (kept under the token's name, which holds no `:`): another admin's create with
+// the same Idempotency-Key is a create of its own, never a replay.
 import type { CreatedAdminKey, NewAdminKey } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
 import { bodyDigest } from '../../http/body-digest.js';
@@ -25,7 +27,7 @@ export const createKey = ({ store, audit }: AdminDeps): RequestHandler =>
     if (idempotencyKey === undefined) {
       created = await store.keys.create(fields);
     } else {
-      const request = { key: idempotencyKey, fingerprint: bodyDigest(body) };
+      const request = { key: `${res.locals.adminName}:${idempotencyKey}`, fingerprint: bodyDigest(body) };
       const outcome = await store.keys.createOnce(fields, request);
       if ('reused' in outcome) throw answers.idempotencyKeyReused();
       if ('replayed' in outcome) {

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { call } from '../../support/harness.js';
-import { adminSuite } from './suite.js';
+import { adminSuite, nextToken } from './suite.js';
 
 const suite = adminSuite();
 const { adminCall, post } = suite;
@@ -64,6 +64,29 @@ describe('createKey', () => {
     expect(((await other.json()) as { code: string }).code).toBe('idempotency_key_reused');
     const page = (await (await adminCall('/keys?customerId=cus_idem')).json()) as { keys: unknown[] };
     expect(page.keys).toHaveLength(1);
+  });
+
+  it("an Idempotency-Key is the admin's own: another admin's create with it is a create, not a replay", async () => {
+    const headers = { 'Idempotency-Key': `shared-${Date.now()}` };
+    const body = { plan: 'free', customerId: 'cus_two_admins' };
+    const mine = await post('/keys', body, headers);
+    expect(mine.status).toBe(201);
+    const theirs = await suite.as(nextToken)('/keys', {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    const [a, b] = [
+      (await mine.json()) as { key: { id: string } },
+      (await theirs.json()) as { key: { id: string } },
+    ];
+    expect(b.key.id).not.toBe(a.key.id);
+    // Each admin's retry replays their own.
+    const again = await suite.as(nextToken)('/keys', { method: 'POST', headers, body: JSON.stringify(body) });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { id: string }).id).toBe(b.key.id);
   });
 
   it('concurrent creates with one Idempotency-Key create one key', async () => {

@@ -37,6 +37,39 @@ describe('every admin answer', () => {
       ]);
   });
 
+  it('outside the API too: its reference, its contract and a stray 404 are neither kept nor framed', async () => {
+    const url = suite.server.adminUrl;
+    const answers = [
+      await fetch(`${url}/docs`),
+      await fetch(`${url}/openapi.json`),
+      await fetch(`${url}/stray`),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 404]);
+    for (const res of answers)
+      expect([res.url, res.headers.get('cache-control'), res.headers.get('x-frame-options')]).toEqual([
+        res.url,
+        'no-store',
+        'DENY',
+      ]);
+  });
+
+  it("makes its own request ids: a client's X-Request-Id is not the audit event's", async () => {
+    const given = 'forged-request-id-0001';
+    const res = await as(token)('/keys', {
+      method: 'POST',
+      headers: { 'X-Request-Id': given },
+      body: JSON.stringify({ plan: 'free' }),
+    });
+    expect(res.status).toBe(201);
+    const id = res.headers.get('x-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const { key } = (await res.json()) as { key: { id: string } };
+    const events = (await (await adminCall(`/audit-events?keyId=${key.id}`)).json()) as {
+      events: { requestId: string }[];
+    };
+    expect(events.events.map((e) => e.requestId)).toEqual([id]);
+  });
+
   it('HEAD is answered as GET without the body, where Allow lists it', async () => {
     const { key } = await createKey({ plan: 'free' });
     for (const path of ['/keys?limit=2', `/keys/${key.id}`]) {
