@@ -749,9 +749,13 @@ export interface operations {
                 /** @description `true`: only revoked keys; `false`: only active keys; absent: both. */
                 revoked?: boolean;
                 /**
-                 * @description Only the keys this text finds: an id that starts with it, or a label or customer id that contains
-                 *     it, the case of letters ignored (on SQLite, of ASCII letters only). `%`, `_` and `\` are plain
-                 *     characters. With the other filters, a key must match all of them.
+                 * @description Only the keys this text finds: an id that starts with it, or a label or customer id that holds its
+                 *     words in that order. Words are compared as one rule folds them on every engine: compatibility
+                 *     forms made one, letters lowered (any letter, `Σ` and `ς` alike, `İ` as `i`), and every run of
+                 *     spaces, hyphens, underscores and punctuation one separator ("Zoo Atlas" finds "zoo-atlas mobile
+                 *     app"). Any character may be sent, as a form or client encodes it (a space as `+` or `%20`;
+                 *     `!`, `(`, `)`, `*` as they are); `%`, `_` and `\` are plain characters. With the other filters, a
+                 *     key must match all of them.
                  * @example acme
                  */
                 q?: string;
@@ -1164,7 +1168,10 @@ export interface operations {
                 cursor?: string;
                 /** @description Only the events of this key. */
                 keyId?: string;
-                /** @description Only the events of the admin token of this name. */
+                /**
+                 * @description Only the events of the admin token of this name. Any character may be sent, as a form or client
+                 *     encodes it (`!`, `(`, `)`, `*` as they are).
+                 */
                 actor?: string;
                 /** @description Only the events of this operation. */
                 operation?: "createKey" | "updateKey" | "rotateKey" | "revokeKey" | "unbanKey";

@@ -9,8 +9,9 @@
 // artefacts; --admin when they are the admin contract's), judged on the pending changesets of --root.
 // With GITHUB_STEP_SUMMARY set (a GitHub job), the review is also written to the job's summary, where a
 // fork's pull request, whose token cannot comment, shows it.
-// One reclassification is ours: values added to an enum the contract marks `x-open-enum: true` (its
-// description promises clients that new values may come in a minor version) are minor, not major.
+// Two reclassifications are ours: values added to an enum the contract marks `x-open-enum: true` (its
+// description promises clients that new values may come in a minor version) are minor, not major; and a
+// query parameter's `allowReserved` turned on (it accepts more, refuses nothing it took) is minor.
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -170,9 +171,20 @@ function reclassify(change: Change, revised: unknown): Change {
   const verdicts = (change.verdicts ?? []).map((v) => {
     const schema = v.location && at(revised, v.location.pointer.replace(/\/enum$/, ''));
     const open = (schema as { 'x-open-enum'?: boolean } | undefined)?.['x-open-enum'] === true;
-    return v.ruleId === 'enum-values-added' && open
-      ? { ...v, impact: 'minor' as const, message: `${v.message} (an open enum: minor)` }
-      : v;
+    if (v.ruleId === 'enum-values-added' && open)
+      return { ...v, impact: 'minor' as const, message: `${v.message} (an open enum: minor)` };
+    // A query parameter that now takes reserved characters as sent (`!`, `(`, `+` for a space): a request
+    // encoded as before is read as before, so no client breaks; one that sends them bare is now taken.
+    if (
+      v.ruleId === 'parameter-serialization-changed' &&
+      /`allowReserved` .* was set to 'true'/.test(v.message)
+    )
+      return {
+        ...v,
+        impact: 'minor' as const,
+        message: `${v.message} (reserved characters now taken: minor)`,
+      };
+    return v;
   });
   const rank = { patch: 0, minor: 1, major: 2 };
   const impact = verdicts.length

@@ -210,6 +210,45 @@ describe('pnpm spec:diff', () => {
     },
   );
 
+  it('rates allowReserved turned on for a query parameter as additive (it refuses nothing it took), and off as breaking', async () => {
+    const on = await review((s) => {
+      listParams(s).push({ name: 'q', in: 'query', description: 'x', schema: { type: 'string' } });
+    });
+    expect(on.code).toBe(1); // the parameter itself is new: minor
+    const base = fixture((s) => {
+      listParams(s).push({ name: 'q', in: 'query', description: 'x', schema: { type: 'string' } });
+    });
+    const relaxed = fixture((s) => {
+      listParams(s).push({
+        name: 'q',
+        in: 'query',
+        description: 'x',
+        schema: { type: 'string' },
+        allowReserved: true,
+      });
+    });
+    const minor = await exitOf('spec-diff.ts', [
+      '--base-file',
+      base,
+      '--revision-file',
+      relaxed,
+      '--root',
+      changesets(),
+    ]);
+    expect(minor.output).toMatch(/🟢 minor \| modified \| `GET \/pets query\.q · allowReserved`/);
+    expect(minor.output).toMatch(/reserved characters now taken: minor/);
+    expect(minor.output).not.toMatch(/🔴 major/);
+    const strict = await exitOf('spec-diff.ts', [
+      '--base-file',
+      relaxed,
+      '--revision-file',
+      base,
+      '--root',
+      changesets(),
+    ]);
+    expect(strict.output).toMatch(/🔴 major \| modified \| `GET \/pets query\.q · allowReserved`/);
+  });
+
   it.each<[string, (s: Spec) => void]>([
     ['a widened range', (s) => (s.components.parameters.Limit.schema.maximum = 200)],
     ['a new description', (s) => (s.components.schemas.Pet.description = 'Another description.')],

@@ -1,19 +1,53 @@
 // listKeys' query on both engines: its filters (plan, customer, revocation, and the search `q`: the start
-// of an id, or a part of a label or customer id, the case of letters ignored) as one condition, each engine
-// naming its parameters; its order (oldest or newest first) as a position and a direction. The search is
-// SQL's LIKE with the text's own `%`, `_` and `\` made plain; the text is lowered here, the columns by the
-// engine (SQLite's lower() folds ASCII letters only, PostgreSQL's every letter).
+// of an id, or words of a label or customer id) as one condition, each engine naming its parameters; its
+// order (oldest or newest first) as a position and a direction. The search matches the key's search text
+// (api_keys.search_text: its label and customer id as searchFold makes them, written with the key), so the
+// query and what it is matched against are folded by one rule on every engine, never by a database's
+// lower() (SQLite's folds ASCII only; PostgreSQL's differs from JavaScript's on Σ and İ). SQL's LIKE with
+// the text's own `%`, `_` and `\` made plain. A row written before search_text existed (an older instance
+// in a rolling upgrade; the next start fills it) is matched as before, by lower().
 import type { KeyFilter, KeyQuery } from './store.js';
+
+/**
+ * One rule for what a search finds: Unicode compatibility forms made one (NFKC: ﬁ is fi, a decomposed Ü
+ * the composed one), letters lowered without a locale, the final sigma as any sigma (JavaScript lowers a
+ * word-final Σ to ς), a dotted capital I as i (it lowers to i and a combining dot), and every run of what is
+ * neither letter, mark nor digit (spaces, hyphens, underscores, punctuation) one space, which a search
+ * keeps at its ends: "Zoo Atlas" finds "zoo-atlas mobile app", "cus_12_" does not find "cus_123". Written by
+ * hand: no library folds text for a LIKE on two engines.
+ */
+export function searchFold(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replaceAll('ς', 'σ')
+    .replaceAll('i\u0307', 'i')
+    .replace(/[^\p{L}\p{M}\p{N}]+/gu, ' ');
+}
+
+/**
+ * A key's search text (api_keys.search_text): its label and its customer id, each folded and between
+ * spaces (a search's edge may fall on theirs), one per line (no search holds a line break, so none spans
+ * the two).
+ */
+export const searchText = (label: string | null | undefined, customerId: string | null | undefined) =>
+  ` ${searchFold(label ?? '').trim()} \n ${searchFold(customerId ?? '').trim()} `;
+
+const plain = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The values of the filters, by the names `keyFilterClause` asks the engine to place. */
 export function keyFilterValues(filter: KeyFilter) {
-  const plain = filter.search?.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`);
+  const search = filter.search;
+  // A search of separators alone (`!`, `*`) folds to no word: it finds no label or customer id (the
+  // pattern '' matches no search text, which always holds its line break), only an id it starts.
+  const folded = search === undefined ? undefined : searchFold(search);
   return {
     plan: filter.plan ?? null,
     customerId: filter.customerId ?? null,
     revoked: filter.revoked ?? null,
-    contains: plain === undefined ? null : `%${plain}%`,
-    prefix: plain === undefined ? null : `${plain}%`,
+    contains: folded === undefined ? null : folded.trim() === '' ? '' : `%${plain(folded)}%`,
+    prefix: search === undefined ? null : `${plain(search.toLowerCase())}%`,
+    legacy: search === undefined ? null : `%${plain(search.toLowerCase())}%`,
   };
 }
 export type KeyFilterName = keyof ReturnType<typeof keyFilterValues>;
@@ -24,16 +58,18 @@ export const keyFilterNames: readonly KeyFilterName[] = [
   'revoked',
   'contains',
   'prefix',
+  'legacy',
 ];
 
 /** The filters as one condition, given how the engine names each value (typed where it must be). */
 export function keyFilterClause(at: (name: KeyFilterName) => string): string {
-  const [plan, customer, revoked, contains, prefix] = keyFilterNames.map(at);
+  const [plan, customer, revoked, contains, prefix, legacy] = keyFilterNames.map(at);
   return `(${plan} IS NULL OR plan = ${plan})
     AND (${customer} IS NULL OR customer_id = ${customer})
     AND (${revoked} IS NULL OR (revoked_at IS NOT NULL) = ${revoked})
-    AND (${contains} IS NULL OR id LIKE ${prefix} ESCAPE '\\' OR lower(label) LIKE ${contains} ESCAPE '\\'
-      OR lower(customer_id) LIKE ${contains} ESCAPE '\\')`;
+    AND (${contains} IS NULL OR id LIKE ${prefix} ESCAPE '\\' OR search_text LIKE ${contains} ESCAPE '\\'
+      OR (search_text IS NULL AND (lower(label) LIKE ${legacy} ESCAPE '\\'
+        OR lower(customer_id) LIKE ${legacy} ESCAPE '\\')))`;
 }
 
 /** Past every key (no key is created in the year 9999): where a newest-first list starts. */

@@ -1,8 +1,10 @@
 // The API key format, shared by every engine. A key reads `as_<id>_<secret>`: the id is public (it names
 // the key in listings and logs), the secret is 256 random bits stored only as a SHA-256 hash (a fast hash
 // suffices for random secrets) and compared in constant time.
+
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Plan, Quota } from '../plans.js';
+import { searchText } from './key-query.js';
 import { type KeyRow, toKey } from './rows.js';
 import type { ApiKey, CreationRequest, KeyFields } from './store.js';
 
@@ -105,7 +107,7 @@ function creationTime(): string {
 
 /** The api_keys columns a new key sets, in the order of newKeyRow's values. */
 export const newKeyColumns =
-  'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint, expires_at';
+  'id, secret_hash, plan, per_minute, per_day, label, customer_id, created_at, creation_request, creation_fingerprint, expires_at, search_text';
 
 /**
  * A new key and the values of its api_keys row, in the order of newKeyColumns: the same for every engine.
@@ -124,6 +126,7 @@ export function newKeyRow(options: KeyFields, request?: CreationRequest) {
     request?.key ?? null,
     request?.fingerprint ?? null,
     options.expiresAt ?? null,
+    searchText(options.label, options.customerId),
   ] as const;
   return { id, token, values };
 }

@@ -6,6 +6,7 @@ import { TLSSocket } from 'node:tls';
 import { petStatuses } from '@animal-store/spec';
 import pg from 'pg';
 import { planNames } from '../../plans.js';
+import { searchText } from '../key-query.js';
 import { StoreOpenError } from '../open-error.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
@@ -95,6 +96,8 @@ const migrations: string[] = [
   // (limits/bans.ts): a partial index of those rows alone, usable under any collation (the statement
   // repeats its predicate).
   "CREATE INDEX rate_limits_bans ON rate_limits (key) WHERE key LIKE 'ban:%';",
+  // Unreleased (after 2.2.0): a key's search text (key-query.ts), filled at start for the keys without one.
+  'ALTER TABLE api_keys ADD COLUMN search_text TEXT;',
 ];
 /** How long a start may take to connect for its migrations (at least the requests' connection deadline). */
 const startConnectMs = 3_000;
@@ -296,6 +299,15 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
         await migrate(sql);
         await migrate('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
       }
+      // The keys an older release wrote, without search text (none after the first start of this one).
+      const { rows: unsearchable } = await migrate(
+        'SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL',
+      );
+      for (const key of unsearchable as { id: string; label: string | null; customer_id: string | null }[])
+        await migrate('UPDATE api_keys SET search_text = $1 WHERE id = $2', [
+          searchText(key.label, key.customer_id),
+          key.id,
+        ]);
       await migrate('COMMIT');
     } catch (error) {
       await client.query('ROLLBACK').catch(() => {});

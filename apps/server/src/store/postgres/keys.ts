@@ -5,6 +5,7 @@ import {
   keyFilterNames,
   keyFilterValues,
   keyOrder,
+  searchText,
 } from '../key-query.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
@@ -18,11 +19,12 @@ const types: Record<KeyFilterName, string> = {
   revoked: 'boolean',
   contains: 'text',
   prefix: 'text',
+  legacy: 'text',
 };
 const filteredFrom = (first: number) =>
   keyFilterClause((name) => `$${first + keyFilterNames.indexOf(name)}::${types[name]}`);
 
-const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+const insert = `INSERT INTO api_keys (${newKeyColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`;
 
 export function createPostgresKeyStore({ query }: Pg): KeyStore {
   return {
@@ -78,7 +80,7 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
     async update(id, fields) {
       const [row] = await query<KeyRow>(
         `UPDATE api_keys SET plan = $2, per_minute = $3, per_day = $4, label = $5, customer_id = $6,
-           expires_at = $7, disabled_at = $8
+           expires_at = $7, disabled_at = $8, search_text = $9
           WHERE id = $1 AND revoked_at IS NULL RETURNING *`,
         [
           id,
@@ -88,6 +90,7 @@ export function createPostgresKeyStore({ query }: Pg): KeyStore {
           fields.customerId,
           fields.expiresAt,
           fields.disabledAt,
+          searchText(fields.label, fields.customerId),
         ],
       );
       return row && toKey(row);

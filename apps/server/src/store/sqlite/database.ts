@@ -9,6 +9,7 @@ import { dirname } from 'node:path';
 import { petStatuses } from '@animal-store/spec';
 import Database from 'better-sqlite3';
 import { planNames } from '../../plans.js';
+import { searchText } from '../key-query.js';
 import { StoreOpenError } from '../open-error.js';
 import { unwritablePart } from './failures.js';
 
@@ -94,6 +95,8 @@ const migrations: string[] = [
   // Unreleased (after 2.2.0): a key's expiry and its reversible disable (admin API: updateKey).
   `ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
    ALTER TABLE api_keys ADD COLUMN disabled_at TEXT;`,
+  // Unreleased (after 2.2.0): a key's search text (key-query.ts), filled at start for the keys without one.
+  'ALTER TABLE api_keys ADD COLUMN search_text TEXT;',
 ];
 
 /** What went wrong, in the operator's terms, for the errors SQLite and the file system report. */
@@ -213,6 +216,11 @@ function prepare(db: Db, integrityCheck: boolean): Db {
   }
 }
 
+type Unsearchable = { id: string; label: string | null; customer_id: string | null };
+/** The keys an older release wrote, without search text (none after the first start of this one). */
+const keysWithoutSearchText = (db: Db) =>
+  db.prepare<[], Unsearchable>('SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL').all();
+
 function migrate(db: Db): void {
   // An exclusive transaction, so two processes starting on one new file do not both migrate.
   db.transaction(() => {
@@ -222,5 +230,7 @@ function migrate(db: Db): void {
       db.exec(sql);
       db.pragma(`user_version = ${index + 1}`);
     }
+    const fill = db.prepare<[string, string]>('UPDATE api_keys SET search_text = ? WHERE id = ?');
+    for (const key of keysWithoutSearchText(db)) fill.run(searchText(key.label, key.customer_id), key.id);
   }).exclusive();
 }

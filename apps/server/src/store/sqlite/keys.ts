@@ -1,5 +1,5 @@
 // API keys on SQLite: prepared statements over the api_keys table.
-import { keyFilterClause, keyFilterValues, keyOrder } from '../key-query.js';
+import { keyFilterClause, keyFilterValues, keyOrder, searchText } from '../key-query.js';
 import { newKeyColumns, newKeyRow, newRotation, storedLimits, verifyToken } from '../key-tokens.js';
 import { type CreatedKeyRow, earlierCreation, type KeyRow, toKey } from '../rows.js';
 import type { CreationOutcome, CreationRequest, KeyFields, KeyFilter, KeyQuery, KeyStore } from '../store.js';
@@ -7,7 +7,7 @@ import type { Db } from './database.js';
 
 export function createSqliteKeyStore(db: Db): KeyStore {
   const insert = db.prepare(
-    `INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO api_keys (${newKeyColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
   const byRequest = db.prepare<[string], CreatedKeyRow>('SELECT * FROM api_keys WHERE creation_request = ?');
@@ -32,7 +32,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
   };
   const update = db.prepare<Record<string, unknown>>(
     `UPDATE api_keys SET plan = @plan, per_minute = @perMinute, per_day = @perDay, label = @label,
-       customer_id = @customerId, expires_at = @expiresAt, disabled_at = @disabledAt
+       customer_id = @customerId, expires_at = @expiresAt, disabled_at = @disabledAt, search_text = @searchText
      WHERE id = @id AND revoked_at IS NULL`,
   );
   const revoke = db.prepare<[string, string]>(
@@ -86,6 +86,7 @@ export function createSqliteKeyStore(db: Db): KeyStore {
         customerId: fields.customerId,
         expiresAt: fields.expiresAt,
         disabledAt: fields.disabledAt,
+        searchText: searchText(fields.label, fields.customerId),
       });
       return changes === 1 ? toKey(byId.get(id) as KeyRow) : undefined;
     },

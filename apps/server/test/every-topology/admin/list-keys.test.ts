@@ -87,25 +87,32 @@ describe('listKeys', () => {
     expect((await list('plan=enterprise')).total).toBe(0);
   });
 
-  it('finds keys by q in one step: the start of an id, a part of a label or customer id, the case of letters ignored, with % _ and \\ as plain characters, beside the other filters and paging', async () => {
+  it('finds keys by q in one step: the start of an id, the words of a label or customer id whatever their case and separators, % _ and \\ never wildcards, beside the other filters and paging, counted in total', async () => {
     const tag = `Q${Date.now()}`;
     const acme = (await createKey({ plan: 'free', label: `Acme ${tag} production` })).key.id;
     const customer = (await createKey({ plan: 'pro', customerId: `cus_${tag.toLowerCase()}_7` })).key.id;
     const odd = (await createKey({ plan: 'free', label: `Odd ${tag}%_\\ label` })).key.id;
-    const found = async (q: string, more = '') => {
+    type Page = { keys: { id: string }[]; total: number };
+    const page = async (q: string, more = '') => {
       const res = await adminCall(`/keys?q=${encodeURIComponent(q)}${more}`);
       expect(res.status).toBe(200);
-      return ((await res.json()) as { keys: { id: string }[] }).keys.map((k) => k.id);
+      return (await res.json()) as Page;
     };
+    const found = async (q: string, more = '') => (await page(q, more)).keys.map((k) => k.id);
     expect(await found(tag.toLowerCase())).toEqual([acme, customer, odd]); // labels and a customer id
     expect(await found(`ACME ${tag.toLowerCase()} PRODUCTION`)).toEqual([acme]);
     expect(await found(acme.slice(0, 9))).toContain(acme); // the start of an id
     expect(await found(acme.slice(3))).not.toContain(acme); // not any part of it
-    expect(await found(`${tag}%_\\`)).toEqual([odd]);
-    expect(await found(`${tag}%`)).toEqual([odd]); // % is no wildcard
-    expect(await found(`${tag.slice(0, -1)}_`)).toEqual([]); // nor is _
+    expect(await found(`${tag}%_\\ label`)).toEqual([odd]); // separators, as a space is
+    expect(await found(`${tag.slice(0, -2)}%${tag.slice(-1)}`)).toEqual([]); // % is no wildcard
+    expect(await found(`${tag.slice(0, -1)}_`)).toEqual([]); // nor is _: a word ends there
+    expect(await found(`${tag}_7`)).toEqual([customer]);
     expect(await found(tag, '&plan=pro')).toEqual([customer]);
     expect(await found(tag, '&plan=free&revoked=false')).toEqual([acme, odd]);
+    // total counts what the search finds, not every key (nor every key the other filters pass).
+    expect((await page(tag, '&limit=1')).total).toBe(3);
+    expect((await page(`${tag} production`)).total).toBe(1);
+    expect((await page(`${tag} nowhere`)).total).toBe(0);
     const first = (await (await adminCall(`/keys?q=${tag}&limit=2`)).json()) as {
       keys: { id: string }[];
       nextCursor: string;
@@ -116,6 +123,48 @@ describe('listKeys', () => {
     };
     expect([...first.keys, ...rest.keys].map((k) => k.id)).toEqual([acme, customer, odd]);
     expect(rest.nextCursor).toBeNull();
+  });
+
+  it('folds letters by one rule on every engine: non-ASCII capitals, Σ and ς, İ, decomposed accents, and words across separators', async () => {
+    const tag = `f${Date.now()}`;
+    const munich = (await createKey({ plan: 'free', label: `MÜNCHEN ${tag}` })).key.id;
+    const athens = (await createKey({ plan: 'free', label: `ΟΔΟΣ ΑΘΗΝΑΣ ${tag}` })).key.id;
+    const istanbul = (await createKey({ plan: 'free', label: `İSTANBUL-${tag}` })).key.id;
+    const zoo = (await createKey({ plan: 'free', label: `zoo-atlas mobile app ${tag}` })).key.id;
+    const found = async (q: string) => {
+      const res = await adminCall(`/keys?q=${encodeURIComponent(q)}`);
+      expect(res.status, q).toBe(200);
+      return ((await res.json()) as { keys: { id: string }[] }).keys.map((k) => k.id);
+    };
+    for (const q of ['münchen', 'MÜNCHEN', 'München', 'Mu\u0308nchen'])
+      expect(await found(`${q} ${tag}`), q).toEqual([munich]);
+    for (const q of ['οδος', 'ΟΔΟΣ', 'οδοσ', 'Οδος'])
+      expect(await found(`${q} αθηνας ${tag}`), q).toEqual([athens]);
+    for (const q of ['istanbul', 'İstanbul', 'ISTANBUL'])
+      expect(await found(`${q} ${tag}`), q).toEqual([istanbul]);
+    for (const q of ['Zoo Atlas', 'zoo_atlas', 'ZOO-ATLAS MOBILE']) expect(await found(q), q).toContain(zoo);
+  });
+
+  it('takes every character a form or client sends: ! ( ) * as they are, a space as +', async () => {
+    const tag = `r${Date.now()}`;
+    const zoo = (await createKey({ plan: 'free', label: `Zoo Atlas (mobile)! ${tag}` })).key.id;
+    for (const query of [
+      `q=Zoo+Atlas+(mobile)+${tag}`,
+      `q=(mobile)!+${tag}`,
+      `q=zoo*atlas*(mobile)+${tag}`,
+      `q=${tag}!`,
+    ]) {
+      const res = await adminCall(`/keys?${query}`);
+      expect(res.status, query).toBe(200);
+      expect(
+        ((await res.json()) as { keys: { id: string }[] }).keys.map((k) => k.id),
+        query,
+      ).toEqual([zoo]);
+    }
+    for (const query of ['actor=ops!', 'actor=(ops)*', 'actor=on+call']) {
+      const res = await adminCall(`/audit-events?${query}`);
+      expect(res.status, query).toBe(200);
+    }
   });
 
   it.each([
