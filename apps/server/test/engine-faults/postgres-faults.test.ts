@@ -210,6 +210,45 @@ async function slowStart(target: URL, { firstConnectionMs = 0, afterBeginMs = 0 
   return url;
 }
 
+describe.runIf(backend !== 'sqlite')(`connections that arrive after their deadline (${backend})`, () => {
+  it('go back to the pool: after more slow connects than the pool holds, requests are answered again', async () => {
+    const store = await freshStore();
+    const target = new URL(store.DATABASE_URL);
+    let holdMs = 0;
+    // A loopback proxy that holds each new connection `holdMs` before it reaches the server.
+    const proxy = createServer((client) => {
+      client.pause();
+      const server = connect(Number(target.port), target.hostname);
+      for (const socket of [client, server])
+        socket.on('error', () => [client, server].map((s) => s.destroy()));
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+      server.pipe(client);
+      setTimeout(() => {
+        client.pipe(server);
+        client.resume();
+      }, holdMs);
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    cleanups.push(() => proxy.close());
+    const url = new URL(target);
+    url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const db = await openDatabase({ url: url.toString(), poolSize: 2, statementTimeoutMs: 300 });
+    cleanups.push(() => db.pool.end());
+    // Connects frozen past the requests' 300-ms deadline while twice the pool's requests queue: all refused.
+    holdMs = 1_500;
+    const frozen = await Promise.allSettled(Array.from({ length: 4 }, () => db.query('SELECT 1 AS one')));
+    expect(frozen.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    // The late connections arrive and go back to the pool: the requests after them are answered.
+    holdMs = 0;
+    await expect
+      .poll(() => db.query('SELECT 1 AS one').catch(() => 'refused'), { timeout: 10_000, interval: 200 })
+      .toEqual([{ one: 1 }]);
+    for (let i = 0; i < 4; i++) expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
+
 describe.runIf(backend !== 'sqlite')(`a start on a loaded machine (${backend})`, () => {
   // With a 300-ms statement timeout: the requests' connection deadline and idle-in-transaction timeout.
   const opened = async (slow: { firstConnectionMs?: number; afterBeginMs?: number }) => {

@@ -87,6 +87,31 @@ describe('listKeys', () => {
     expect((await list('plan=enterprise')).total).toBe(0);
   });
 
+  it('pages keys created in one millisecond (by two instances) across page boundaries, each once, oldest or newest first', async () => {
+    const customerId = `cus_same_ms_${Date.now()}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await createKey({ plan: 'free', customerId })).key.id);
+    const instant = new Date().toISOString();
+    await suite.server.sql('UPDATE api_keys SET created_at = ? WHERE customer_id = ?', instant, customerId);
+    const byId = [...ids].sort(); // within one millisecond, the contract orders keys by id
+    for (const [order, expected] of [
+      ['oldest', byId],
+      ['newest', [...byId].reverse()],
+    ] as const) {
+      const seen: string[] = [];
+      let cursor = '';
+      for (let pages = 0; pages < 10; pages++) {
+        const page = (await (
+          await adminCall(`/keys?customerId=${customerId}&order=${order}&limit=2${cursor}`)
+        ).json()) as { keys: { id: string }[]; nextCursor: string | null };
+        seen.push(...page.keys.map((k) => k.id));
+        if (page.nextCursor === null) break;
+        cursor = `&cursor=${page.nextCursor}`;
+      }
+      expect(seen, order).toEqual(expected);
+    }
+  });
+
   it('finds keys by q in one step: the start of an id, the words of a label or customer id whatever their case and separators, % _ and \\ never wildcards, beside the other filters and paging, counted in total', async () => {
     const tag = `Q${Date.now()}`;
     const acme = (await createKey({ plan: 'free', label: `Acme ${tag} production` })).key.id;
