@@ -57,7 +57,10 @@ export async function openBackend(
     const opened = await openPostgresStore(database);
     store = opened.store;
     counters = postgresCounters(opened.pg);
-    waiting = () => opened.pg.pool.waitingCount;
+    // pg-pool queues every checkout for a tick, an idle connection's too: those are served at once, not
+    // waiting (the scrape's own store reads showed 1 on an idle instance, and the alert fired at rest).
+    const { pool } = opened.pg;
+    waiting = () => Math.max(0, pool.waitingCount - pool.idleCount);
   }
   store = { ...store, keys: withKeyCache(store.keys) };
   const opened = store;

@@ -62,6 +62,45 @@ describe.runIf(promtool)('the Prometheus rules', () => {
     expect(alerts.filter((name) => !raised.includes(name))).toEqual([]);
   });
 
+  it('an idle instance fires nothing: its own /metrics, held for 15 minutes, raises no alert (promtool)', async () => {
+    const server = await startProcess(await freshStore('postgres+redis'));
+    // A scrape after the start has settled (the limits' first reports, a ban-list read).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const labels = 'instance="idle",job="animal-store"';
+    const series = text
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'))
+      .flatMap((line) => {
+        const [, name, own, value] = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line) ?? [];
+        if (!name || !Number.isFinite(Number(value))) return [];
+        return [{ series: `${name}{${labels}${own ? `,${own}` : ''}}`, values: `${value}+0x15` }];
+      });
+    expect(series.length).toBeGreaterThan(30);
+    series.push({ series: `up{${labels}}`, values: '1+0x15' });
+    const alerts = [...readFileSync(rulesFile, 'utf8').matchAll(/- alert: (\w+)/g)].map(([, name]) => name);
+    const dir = mkdtempSync(join(tmpdir(), 'animal-store-idle-'));
+    const test = {
+      rule_files: [rulesFile],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          name: 'an idle instance',
+          interval: '1m',
+          input_series: series,
+          alert_rule_test: alerts.flatMap((alertname) =>
+            ['5m', '10m', '15m'].map((eval_time) => ({ eval_time, alertname, exp_alerts: [] })),
+          ),
+        },
+      ],
+    };
+    writeFileSync(join(dir, 'idle.test.yml'), JSON.stringify(test)); // JSON is YAML
+    const result = await run(promtool as string, ['test', 'rules', join(dir, 'idle.test.yml')]).catch(
+      (error: { stdout: string; stderr: string }) => ({ stdout: `${error.stdout}${error.stderr}` }),
+    );
+    expect(result.stdout).toContain('SUCCESS');
+  });
+
   it('a real Prometheus raises AnimalStoreRateLimitsPerInstance once the instance’s Redis is stopped', async () => {
     const redisPort = await freePort();
     const redis = spawnTied(
