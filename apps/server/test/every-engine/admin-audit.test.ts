@@ -57,17 +57,39 @@ async function newKey(bearer = billing): Promise<string> {
 
 describe('the audit trail', () => {
   it('stores every change: who by token name, what, before and after, the request; newest first', async () => {
-    const created = await post(billing, '/keys', { plan: 'free', label: 'Acme' }, 'req-create');
+    // Each request sends an X-Request-Id of its own; the trail records the id the server gave it (its answer's
+    // X-Request-Id), never the client's.
+    const requestIds: Record<string, string> = {};
+    const noted = (name: string, res: Response) => {
+      const given = res.headers.get('x-request-id') as string;
+      expect(given).not.toBe(`req-${name}`);
+      requestIds[name] = given;
+      return res;
+    };
+    const created = noted(
+      'create',
+      await post(billing, '/keys', { plan: 'free', label: 'Acme' }, 'req-create'),
+    );
     const id = ((await created.json()) as { key: { id: string } }).key.id;
-    const updated = await as(support, 'req-update')(`/keys/${id}`, {
-      method: 'PATCH',
-      body: JSON.stringify({ plan: 'pro' }),
-    });
+    const updated = noted(
+      'update',
+      await as(support, 'req-update')(`/keys/${id}`, {
+        method: 'PATCH',
+        body: JSON.stringify({ plan: 'pro' }),
+      }),
+    );
     expect(updated.status).toBe(200);
-    const rotated = await post(billing, `/keys/${id}/rotate`, { gracePeriodSeconds: 60 }, 'req-rotate');
+    const rotated = noted(
+      'rotate',
+      await post(billing, `/keys/${id}/rotate`, { gracePeriodSeconds: 60 }, 'req-rotate'),
+    );
     const { previousSecretValidUntil } = (await rotated.json()) as { previousSecretValidUntil: string };
-    expect((await post(support, `/keys/${id}/unban?reset=minute`, undefined, 'req-unban')).status).toBe(204);
-    expect((await post(unnamed, `/keys/${id}/revoke`, undefined, 'req-revoke')).status).toBe(200);
+    expect(
+      noted('unban', await post(support, `/keys/${id}/unban?reset=minute`, undefined, 'req-unban')).status,
+    ).toBe(204);
+    expect(noted('revoke', await post(unnamed, `/keys/${id}/revoke`, undefined, 'req-revoke')).status).toBe(
+      200,
+    );
     // Refused changes are not events: a revoked key cannot be changed, and a second revoke changes nothing.
     expect((await as(billing)(`/keys/${id}`, { method: 'PATCH', body: '{"plan":"free"}' })).status).toBe(404);
     expect((await post(billing, `/keys/${id}/revoke`)).status).toBe(200);
@@ -91,21 +113,21 @@ describe('the audit trail', () => {
           ...none,
           ...by(unnamed, `token-${fingerprint(unnamed)}`),
           operation: 'revokeKey',
-          requestId: 'req-revoke',
+          requestId: requestIds.revoke,
         },
         {
           ...none,
           ...by(support, 'support'),
           operation: 'unbanKey',
           reset: ['minute'],
-          requestId: 'req-unban',
+          requestId: requestIds.unban,
         },
         {
           ...none,
           ...by(billing, 'billing'),
           operation: 'rotateKey',
           previousSecretValidUntil,
-          requestId: 'req-rotate',
+          requestId: requestIds.rotate,
         },
         {
           ...none,
@@ -113,9 +135,15 @@ describe('the audit trail', () => {
           operation: 'updateKey',
           before: free,
           after: pro,
-          requestId: 'req-update',
+          requestId: requestIds.update,
         },
-        { ...none, ...by(billing, 'billing'), operation: 'createKey', after: free, requestId: 'req-create' },
+        {
+          ...none,
+          ...by(billing, 'billing'),
+          operation: 'createKey',
+          after: free,
+          requestId: requestIds.create,
+        },
       ].map((expected) => ({ id: expect.any(Number), at: expect.any(String), keyId: id, ...expected })),
     );
     const ids = trail.map((e) => e.id);
