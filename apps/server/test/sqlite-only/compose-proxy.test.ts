@@ -63,4 +63,13 @@ describe.runIf(nginxBinary)('the compose proxy (deploy/compose/nginx.conf)', () 
     await new Promise((r) => setTimeout(r, idleBeforeCloseMs));
     expect(await connectionOf()).not.toBe(pair[1]);
   });
+
+  it('serves no /metrics from any client: Prometheus scrapes each instance on the project network', async () => {
+    for (const path of ['/metrics', '/METRICS', '/metrics/', '/metrics?x=1']) {
+      const res = await fetch(`http://127.0.0.1:${proxyPort}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { code: string }).code, path).toBe('not_found');
+    }
+    expect((await fetch(`http://127.0.0.1:${proxyPort}/v1/metrics`)).status).toBe(200); // only that path
+  });
 });
