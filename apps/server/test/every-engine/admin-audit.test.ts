@@ -161,6 +161,18 @@ describe('the audit trail', () => {
     for (const secret of [billing, support, unnamed]) expect(server.logs.join('\n')).not.toContain(secret);
   });
 
+  it('records no event for an update that changes nothing: the same terms sent again, a disable of a disabled key', async () => {
+    const id = await newKey();
+    const patch = (body: unknown) =>
+      as(support)(`/keys/${id}`, { method: 'PATCH', body: JSON.stringify(body) }).then((res) => res.status);
+    expect(await patch({ plan: 'free', label: 'Acme' })).toBe(200); // as created
+    expect(await patch({ disabled: true })).toBe(200);
+    expect(await patch({ disabled: true })).toBe(200); // already disabled
+    const { events: trail } = await events(`keyId=${id}`);
+    expect(trail.map((e) => e.operation)).toEqual(['updateKey', 'createKey']); // the disable only
+    expect(trail[0]?.after).toMatchObject({ disabled: true });
+  });
+
   it('filters by key, by token name and by operation, all at once, and pages newest first', async () => {
     const [mine, other] = [await newKey(), await newKey(support)];
     for (const plan of ['pro', 'business', 'free']) {

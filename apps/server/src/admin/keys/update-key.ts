@@ -3,6 +3,7 @@
 import type { AdminKeyUpdate } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
 import { keyAfter, termsDiffer } from '../../store/key-change.js';
+import type { ApiKey } from '../../store/store.js';
 import { changeOf } from '../audit.js';
 import {
   type AdminDeps,
@@ -13,6 +14,10 @@ import {
   noActiveKey,
   view,
 } from '../operation.js';
+
+/** What the audit trail records of a key's terms (audit.ts), as one comparable string. */
+const recorded = (key: ApiKey) =>
+  JSON.stringify([key.plan, key.quota, key.label, key.customerId, key.expiresAt, key.disabledAt !== null]);
 
 export const updateKey = ({ store, limiter, audit }: AdminDeps): RequestHandler =>
   async function updateKey(req, res) {
@@ -27,6 +32,9 @@ export const updateKey = ({ store, limiter, audit }: AdminDeps): RequestHandler 
     );
     if (!updated) throw noActiveKey(id, current);
     if (termsDiffer(current, updated)) await limiter.termsChanged(id);
-    await audit(changeOf(req, res, 'updateKey', id), { before: current, after: updated });
+    // An update that changes nothing the trail records (the same plan, limits, label, customer, expiry and
+    // state) is answered, not recorded: the trail lists changes.
+    if (recorded(current) !== recorded(updated))
+      await audit(changeOf(req, res, 'updateKey', id), { before: current, after: updated });
     res.json(view(updated));
   };
