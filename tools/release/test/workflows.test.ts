@@ -198,4 +198,31 @@ describe('.ci/run', () => {
       0,
     );
   });
+
+  it('prints the ten slowest test files of the run, slowest first, a failed file too', () => {
+    expect(readFileSync(fileURLToPath(new URL('../../../.ci/run', import.meta.url)), 'utf8')).toContain(
+      'sh scripts/slowest-files.sh "$log"',
+    );
+    const script = fileURLToPath(new URL('../../../scripts/slowest-files.sh', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'ci-log-'));
+    try {
+      const lines = Array.from(
+        { length: 12 },
+        (_, i) =>
+          `@animal-store/server:test:  \x1b[32m✓\x1b[39m sqlite test/f${i}.test.ts (3 tests) ${(i + 1) * 1000}ms`,
+      );
+      lines.push('@animal-store/console:test:  ❯ postgres test/slow.test.ts (2 tests | 1 failed) 99000ms');
+      lines.push('@animal-store/server:test:      ✓ a test name 5000ms'); // a test, not a file
+      writeFileSync(join(dir, 'log'), `${lines.join('\n')}\n`);
+      const printed = spawnSync('sh', [script, join(dir, 'log')], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n');
+      expect(printed).toHaveLength(10);
+      expect(printed[0]).toBe('99.0 s  @animal-store/console postgres test/slow.test.ts');
+      expect(printed[1]).toBe('12.0 s  @animal-store/server sqlite test/f11.test.ts');
+      expect(printed.at(-1)).toBe('4.0 s  @animal-store/server sqlite test/f3.test.ts');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
