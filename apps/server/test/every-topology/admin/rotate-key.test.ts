@@ -51,7 +51,7 @@ describe('rotateKey', () => {
       expect((await call(`${suite.server.url}/v1/pets`, rotated.secret)).status).toBe(200);
       expect(suite.server.logs.join('\n')).toContain('admin change made but its audit event not stored');
     } finally {
-      await suite.server.sql('DROP TRIGGER audit_down' + (backend === 'sqlite' ? '' : ' ON audit_events'));
+      await suite.server.sql(`DROP TRIGGER audit_down${backend === 'sqlite' ? '' : ' ON audit_events'}`);
     }
     // Once the store keeps them again, the next change is recorded.
     expect((await post(`/keys/${key.id}/rotate`)).status).toBe(200);
