@@ -6,8 +6,7 @@
 // lists of fields, columns and migrations, which is where they meet. The recipe fails only when its own
 // feature can no longer be made: a file it changes is gone, or the blob it was made on is not in the history.
 // The slow tier then proves the merged tree generates, builds and passes its suites.
-// Written by hand: `git apply --3way` needs the blobs in the target's own object store and leaves conflict
-// markers where both sides added lines; `patch --merge` has no union.
+// Written by hand: docs/decisions.md#recipe-merge
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

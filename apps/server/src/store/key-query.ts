@@ -13,8 +13,8 @@ import type { KeyFilter, KeyQuery } from './store.js';
  * the composed one), letters lowered without a locale, the final sigma as any sigma (JavaScript lowers a
  * word-final Σ to ς), a dotted capital I as i (it lowers to i and a combining dot), and every run of what is
  * neither letter, mark nor digit (spaces, hyphens, underscores, punctuation) one space, which a search
- * keeps at its ends: "Zoo Atlas" finds "zoo-atlas mobile app", "cus_12_" does not find "cus_123". Written by
- * hand: no library folds text for a LIKE on two engines.
+ * keeps at its ends: "Zoo Atlas" finds "zoo-atlas mobile app", "cus_12_" does not find "cus_123".
+ * Written by hand: docs/decisions.md#search-fold
  */
 export function searchFold(text: string): string {
   return text
