@@ -154,7 +154,7 @@ describe.runIf(available)('the container image', () => {
     const [inspected] = JSON.parse(await podman('image', 'inspect', image)) as {
       Labels: Record<string, string>;
       Size: number;
-      Config: { User: string; Volumes?: Record<string, unknown> | null; Env: string[] };
+      Config: { User: string; Volumes?: Record<string, unknown> | null; Env: string[]; Cmd?: string[] };
       Healthcheck?: { Test: string[] };
     }[];
     expect(inspected?.Labels['org.opencontainers.image.version']).toBe(version);
@@ -165,7 +165,11 @@ describe.runIf(available)('the container image', () => {
     expect(inspected?.Size).toBeLessThan(354e6); // 2.2.0's image: 354 MB
     expect((await podman('run', '--rm', image, 'animal-store-server', '--version')).trim()).toBe(version);
     expect(inspected?.Config.User).toBe('1000:1000');
-    expect(inspected?.Healthcheck?.Test.join(' ')).toContain('animal-store-server --healthcheck');
+    // Node with --disable-sigusr1 on its command line, whatever NODE_OPTIONS an operator sets.
+    expect(inspected?.Healthcheck?.Test.join(' ')).toContain(
+      'node --disable-sigusr1 /app/bin/animal-store-server.js --healthcheck',
+    );
+    expect(inspected?.Config.Cmd?.slice(0, 2)).toEqual(['node', '--disable-sigusr1']);
     expect(inspected?.Healthcheck?.Test.join(' ')).not.toContain('curl');
     process.stdout.write(`container image: ${Math.round((inspected?.Size ?? 0) / 1e6)} MB\n`);
   });
