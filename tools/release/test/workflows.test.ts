@@ -213,6 +213,7 @@ describe('.ci/run', () => {
       );
       lines.push('@animal-store/console:test:  ❯ postgres test/slow.test.ts (2 tests | 1 failed) 99000ms');
       lines.push('@animal-store/server:test:      ✓ a test name 5000ms'); // a test, not a file
+      lines.push(' ✓ slow  test-slow/registry.test.ts (9 tests) 11500ms'); // outside turbo: no package
       writeFileSync(join(dir, 'log'), `${lines.join('\n')}\n`);
       const printed = spawnSync('sh', [script, join(dir, 'log')], { encoding: 'utf8' })
         .stdout.trim()
@@ -220,7 +221,8 @@ describe('.ci/run', () => {
       expect(printed).toHaveLength(10);
       expect(printed[0]).toBe('99.0 s  @animal-store/console postgres test/slow.test.ts');
       expect(printed[1]).toBe('12.0 s  @animal-store/server sqlite test/f11.test.ts');
-      expect(printed.at(-1)).toBe('4.0 s  @animal-store/server sqlite test/f3.test.ts');
+      expect(printed[2]).toBe('11.5 s  slow  test-slow/registry.test.ts');
+      expect(printed.at(-1)).toBe('5.0 s  @animal-store/server sqlite test/f4.test.ts');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
