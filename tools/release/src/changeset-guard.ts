@@ -57,7 +57,7 @@ const packages: Package[] = [
   },
 ];
 const dependencyFields = ['dependencies', 'peerDependencies', 'optionalDependencies'];
-const shipped = (file: string) => !/\.test\.ts$|\/generated\//.test(file);
+const shipped = (file: string) => !/\.test(-d)?\.tsx?$|\/generated\//.test(file);
 
 /** The files under `paths` changed from `base` to the working tree, new untracked ones included. */
 function changedFiles(base: string, paths: string[]): string[] {

@@ -526,6 +526,7 @@ describe('the changeset guard (src/changeset-guard.ts, pnpm guards)', () => {
   it("counts a package's runtime dependencies as shipped, and lets tests change without a changeset", async () => {
     const repo = await repository();
     repo.write('apps/server/src/app.test.ts', 'export {};\n');
+    repo.write('packages/client/src/index.test-d.ts', 'export {};\n'); // a type test ships nothing either
     expect(await repo.check()).toBe(0);
     repo.write(
       'apps/server/package.json',
