@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import parseChangeset from '@changesets/parse';
 import { changeOrExit } from './change.js';
+import { addedChangesetFiles } from './repo.js';
 
 const { values: args } = parseArgs({ options: { base: { type: 'string' } } });
 const root = process.cwd();
@@ -92,11 +93,7 @@ const changesOf = (base: string) =>
 
 /** The changesets added since `base` (committed or not), each with the packages it names and their bumps. */
 function changesetsSince(base: string) {
-  const added = [
-    ...lines(out('diff', '--name-only', '--diff-filter=A', base, '--', '.changeset')),
-    ...lines(out('ls-files', '--others', '--exclude-standard', '--', '.changeset')),
-  ].filter((file) => /^\.changeset\/.+\.md$/.test(file) && !file.endsWith('/README.md'));
-  return [...new Set(added)].flatMap((file) => {
+  return addedChangesetFiles(root, base).flatMap((file) => {
     try {
       return [{ file, ...parseChangeset(readFileSync(join(root, file), 'utf8')) }];
     } catch {

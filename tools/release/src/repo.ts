@@ -1,6 +1,6 @@
 // What the release tools know of the repository: where the contracts are, their bundles (also as they were
 // at a git ref), the last release commit, and the pending changesets.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -60,13 +60,27 @@ export async function specChangesets(root = repoRoot, since?: string) {
 
 /** The ids of the changesets added since git `ref`, committed or not (untracked files included). */
 function addedChangesets(root: string, ref: string): Set<string> {
-  const git = (...command: string[]) =>
-    execFileSync('git', command, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Set(
+    addedChangesetFiles(root, ref).map((file) => file.slice('.changeset/'.length, -'.md'.length)),
+  );
+}
+
+/**
+ * The changeset files (`.changeset/<id>.md`, not its README) added since git `ref`, committed or not
+ * (untracked files included); none where git cannot tell (a repository without a commit yet).
+ */
+export function addedChangesetFiles(root: string, ref: string): string[] {
+  const git = (...command: string[]) => {
+    const result = spawnSync('git', command, { cwd: root, encoding: 'utf8' });
+    return result.status === 0 ? result.stdout.split('\n') : [];
+  };
   const files = [
-    ...git('diff', '--name-only', '--diff-filter=A', ref, '--', '.changeset').split('\n'),
-    ...git('ls-files', '--others', '--exclude-standard', '--', '.changeset').split('\n'),
+    ...git('diff', '--name-only', '--diff-filter=A', ref, '--', '.changeset'),
+    ...git('ls-files', '--others', '--exclude-standard', '--', '.changeset'),
   ];
-  return new Set(files.flatMap((file) => /^\.changeset\/(.+)\.md$/.exec(file)?.[1] ?? []));
+  return [...new Set(files)].filter(
+    (file) => /^\.changeset\/.+\.md$/.test(file) && file !== '.changeset/README.md',
+  );
 }
 
 /** Pending changesets that bump the spec package (and so, the fixed group) by a major version. */

@@ -7,9 +7,6 @@
 import { execFile } from 'node:child_process';
 import {
   appendFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -18,12 +15,12 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { withoutNpxOptions } from '@animal-store/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { repo } from './scratch.js';
+import { copyWorkingTree, repo } from './scratch.js';
 
 const exec = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'animal-store-pull-request-'));
@@ -159,15 +156,7 @@ beforeAll(async () => {
   await git(main, 'checkout', '-q', '-B', 'main', 'HEAD');
   await git(main, 'rm', '-rq', '--cached', '.');
   for (const entry of readdirSync(main)) if (entry !== '.git') rmSync(join(main, entry), { recursive: true });
-  const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
-    cwd: repo,
-    maxBuffer: 1 << 26,
-  });
-  for (const file of stdout.split('\0').filter(Boolean)) {
-    if (!existsSync(join(repo, file))) continue; // deleted in the working tree, not yet in the index
-    mkdirSync(dirname(join(main, file)), { recursive: true });
-    cpSync(join(repo, file), join(main, file));
-  }
+  await copyWorkingTree(main);
   await git(main, 'add', '-A');
   await git(main, 'commit', '-q', '--allow-empty', '-m', 'The working tree');
   await git(main, 'push', '-q', 'origin', 'main');

@@ -17,6 +17,19 @@ const inherited = withoutNpxOptions();
 export const sh = (command: string, cwd: string, env: Record<string, string> = {}) =>
   exec('sh', ['-c', command], { cwd, env: { ...inherited, CI: '', ...env }, maxBuffer: 1 << 26 });
 
+/** Copies the working tree's files as git lists them (tracked and new, not ignored) to `dir`. */
+export async function copyWorkingTree(dir: string): Promise<void> {
+  const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
+    cwd: repo,
+    maxBuffer: 1 << 26,
+  });
+  for (const file of stdout.split('\0').filter(Boolean)) {
+    if (!existsSync(join(repo, file))) continue; // deleted in the working tree, not yet in the index
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    cpSync(join(repo, file), join(dir, file));
+  }
+}
+
 /**
  * Copies the working tree to `dir`, makes it a git repository (`commit`: with everything committed, as a
  * branch's base), and installs it (before: `prepare`, e.g. an .npmrc of its own).
@@ -25,15 +38,7 @@ export async function scratchCopy(
   dir: string,
   options: { commit?: boolean; prepare?: () => void } = {},
 ): Promise<void> {
-  const { stdout } = await exec('git', ['ls-files', '-co', '--exclude-standard'], {
-    cwd: repo,
-    maxBuffer: 1 << 24,
-  });
-  for (const file of stdout.split('\n').filter(Boolean)) {
-    if (!existsSync(join(repo, file))) continue; // deleted in the working tree, not yet in the index
-    mkdirSync(dirname(join(dir, file)), { recursive: true });
-    cpSync(join(repo, file), join(dir, file));
-  }
+  await copyWorkingTree(dir);
   options.prepare?.();
   await exec('git', ['init', '-q', '-b', 'main'], { cwd: dir });
   if (options.commit)

@@ -33,21 +33,27 @@ export function searchFold(text: string): string {
 export const searchText = (label: string | null | undefined, customerId: string | null | undefined) =>
   ` ${searchFold(label ?? '').trim()} \n ${searchFold(customerId ?? '').trim()} `;
 
+/** The keys an older release wrote, without search text (none after the first start of this one). */
+export const keysWithoutSearchText = 'SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL';
+export type UnsearchableKey = { id: string; label: string | null; customer_id: string | null };
+
 const plain = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The values of the filters, by the names `keyFilterClause` asks the engine to place. */
 export function keyFilterValues(filter: KeyFilter) {
   const search = filter.search;
-  // A search of separators alone (`!`, `*`) folds to no word: it finds no label or customer id (the
-  // pattern '' matches no search text, which always holds its line break), only an id it starts.
+  // The folded search holds no `%`, `_` or `\` (separators, made spaces). One of separators alone (`!`,
+  // `*`) folds to no word: it finds no label or customer id (the pattern '' matches no search text, which
+  // always holds its line break), only an id it starts.
   const folded = search === undefined ? undefined : searchFold(search);
+  const lowered = search === undefined ? undefined : plain(search.toLowerCase());
   return {
     plan: filter.plan ?? null,
     customerId: filter.customerId ?? null,
     revoked: filter.revoked ?? null,
-    contains: folded === undefined ? null : folded.trim() === '' ? '' : `%${plain(folded)}%`,
-    prefix: search === undefined ? null : `${plain(search.toLowerCase())}%`,
-    legacy: search === undefined ? null : `%${plain(search.toLowerCase())}%`,
+    contains: folded === undefined ? null : folded.trim() === '' ? '' : `%${folded}%`,
+    prefix: lowered === undefined ? null : `${lowered}%`,
+    legacy: lowered === undefined ? null : `%${lowered}%`,
   };
 }
 export type KeyFilterName = keyof ReturnType<typeof keyFilterValues>;

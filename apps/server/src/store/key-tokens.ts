@@ -1,7 +1,6 @@
 // The API key format, shared by every engine. A key reads `as_<id>_<secret>`: the id is public (it names
 // the key in listings and logs), the secret is 256 random bits stored only as a SHA-256 hash (a fast hash
 // suffices for random secrets) and compared in constant time.
-
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Plan, Quota } from '../plans.js';
 import { searchText } from './key-query.js';

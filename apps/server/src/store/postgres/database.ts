@@ -6,7 +6,7 @@ import { TLSSocket } from 'node:tls';
 import { petStatuses } from '@animal-store/spec';
 import pg from 'pg';
 import { planNames } from '../../plans.js';
-import { searchText } from '../key-query.js';
+import { keysWithoutSearchText, searchText, type UnsearchableKey } from '../key-query.js';
 import { StoreOpenError } from '../open-error.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
@@ -299,11 +299,8 @@ export async function openDatabase(options: PostgresOptions): Promise<Pg> {
         await migrate(sql);
         await migrate('INSERT INTO schema_migrations (version) VALUES ($1)', [index + 1]);
       }
-      // The keys an older release wrote, without search text (none after the first start of this one).
-      const { rows: unsearchable } = await migrate(
-        'SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL',
-      );
-      for (const key of unsearchable as { id: string; label: string | null; customer_id: string | null }[])
+      const { rows: unsearchable } = await migrate(keysWithoutSearchText);
+      for (const key of unsearchable as UnsearchableKey[])
         await migrate('UPDATE api_keys SET search_text = $1 WHERE id = $2', [
           searchText(key.label, key.customer_id),
           key.id,

@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import { petStatuses } from '@animal-store/spec';
 import Database from 'better-sqlite3';
 import { planNames } from '../../plans.js';
-import { searchText } from '../key-query.js';
+import { keysWithoutSearchText, searchText, type UnsearchableKey } from '../key-query.js';
 import { StoreOpenError } from '../open-error.js';
 import { unwritablePart } from './failures.js';
 
@@ -216,11 +216,6 @@ function prepare(db: Db, integrityCheck: boolean): Db {
   }
 }
 
-type Unsearchable = { id: string; label: string | null; customer_id: string | null };
-/** The keys an older release wrote, without search text (none after the first start of this one). */
-const keysWithoutSearchText = (db: Db) =>
-  db.prepare<[], Unsearchable>('SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL').all();
-
 function migrate(db: Db): void {
   // An exclusive transaction, so two processes starting on one new file do not both migrate.
   db.transaction(() => {
@@ -231,6 +226,7 @@ function migrate(db: Db): void {
       db.pragma(`user_version = ${index + 1}`);
     }
     const fill = db.prepare<[string, string]>('UPDATE api_keys SET search_text = ? WHERE id = ?');
-    for (const key of keysWithoutSearchText(db)) fill.run(searchText(key.label, key.customer_id), key.id);
+    for (const key of db.prepare<[], UnsearchableKey>(keysWithoutSearchText).all())
+      fill.run(searchText(key.label, key.customer_id), key.id);
   }).exclusive();
 }
