@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { KeyUsage } from '@animal-store/spec/admin';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
+import { z } from 'zod';
 import { propagationText } from '../bounds.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { createRateLimiter } from '../limits/policy.js';
@@ -37,30 +38,15 @@ const day = (value: string) => {
   return value;
 };
 const seconds = integerAtLeast(0, 'must be a whole number of seconds (0 or more)');
+/**
+ * An instant as RFC 3339 writes it, with its zone, on a day the calendar has: what the admin API's
+ * `format: date-time` takes (Date.parse takes 2027-02-30 as 2 March).
+ */
+const instant = z.iso.datetime({ offset: true });
 /** A commander parser for an expiry: an instant to come, ISO 8601 with its zone ("" is left as it is). */
-/** Whether an ISO 8601 instant names a real day and time (Date.parse takes 2027-02-30 as 2 March). */
-const realInstant = (value: string) => {
-  const parts =
-    /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-](\d{2}):(\d{2}))$/.exec(value);
-  if (!parts) return false;
-  const [year, month, day, hour, minute, second = 0, , zoneHour = 0, zoneMinute = 0] = parts
-    .slice(1)
-    .map((part) => (part === undefined || part === 'Z' || /^[+-]/.test(part) ? undefined : Number(part)));
-  const date = new Date(Date.UTC(year as number, (month as number) - 1, day as number));
-  return (
-    date.getUTCFullYear() === year &&
-    date.getUTCMonth() === (month as number) - 1 &&
-    date.getUTCDate() === day &&
-    (hour as number) <= 23 &&
-    (minute as number) <= 59 &&
-    (second as number) <= 59 &&
-    (zoneHour as number) <= 23 &&
-    (zoneMinute as number) <= 59
-  );
-};
 const expiry = (value: string) => {
   if (value === '') return value;
-  if (!realInstant(value)) {
+  if (!instant.safeParse(value).success) {
     throw new InvalidArgumentError(
       'must be a real instant written ISO 8601 with its zone, e.g. 2027-01-31T00:00:00Z',
     );

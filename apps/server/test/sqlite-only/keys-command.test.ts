@@ -301,8 +301,14 @@ describe('pnpm keys: plans and usage', () => {
       (error: { stderr: string }) => error.stderr,
     );
     expect(refused).toMatch(/--expires-at.*must be in the future/);
-    // A day the calendar does not have is refused, as the admin API refuses it (not taken as 2 March).
-    for (const unreal of ['2027-02-30T00:00:00Z', '2027-04-31T12:00:00Z', '2027-01-01T24:00:00Z']) {
+    // A day the calendar does not have, or an instant without its seconds, is refused, as the admin API
+    // (RFC 3339 date-time) refuses it: 2027-02-30 is not taken as 2 March.
+    for (const unreal of [
+      '2027-02-30T00:00:00Z',
+      '2027-04-31T12:00:00Z',
+      '2027-01-01T24:00:00Z',
+      '2027-01-31T00:00Z',
+    ]) {
       const answer = await keysCommand(databasePath, 'update', created.id, '--expires-at', unreal).then(
         () => 'taken',
         (error: { stderr: string }) => error.stderr,
