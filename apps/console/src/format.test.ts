@@ -1,8 +1,24 @@
 import type { AuditEvent } from '@animal-store/client/admin';
 import { describe, expect, it } from 'vitest';
-import { addDays, auditText, everyDay, keyState, maxRangeDays, scaleTop, time, usageCsv } from './format.js';
+import {
+  addDays,
+  auditText,
+  everyDay,
+  isUtcDay,
+  keyState,
+  maxRangeDays,
+  scaleTop,
+  time,
+  usageCsv,
+} from './format.js';
 
 describe('the console’s arithmetic', () => {
+  it('takes a UTC day only as a day of the calendar, YYYY-MM-DD', () => {
+    for (const day of ['2026-12-06', '2024-02-29']) expect(isUtcDay(day), day).toBe(true);
+    for (const text of ['2027-02-30', '2026-13-01', '2026-12-6', '06.12.2026', '', '2026-12-06T00:00:00Z'])
+      expect(isUtcDay(text), text).toBe(false);
+  });
+
   it('walks UTC days across months and years', () => {
     expect(addDays('2026-12-31', 1)).toBe('2027-01-01');
     expect(addDays('2024-03-01', -1)).toBe('2024-02-29');

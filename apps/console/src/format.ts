@@ -19,6 +19,12 @@ export const time = (iso: string | null, none = '—') =>
 /** The UTC day of `date`, `YYYY-MM-DD`. */
 export const utcDay = (date: Date) => date.toISOString().slice(0, 10);
 
+/** Whether `text` is a day of the calendar written `YYYY-MM-DD` (not 2027-02-30). */
+export function isUtcDay(text: string): boolean {
+  const at = Date.parse(`${text}T00:00:00Z`);
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(at) && utcDay(new Date(at)) === text;
+}
+
 /** The UTC day `days` after `day` (before, when negative). */
 export function addDays(day: string, days: number): string {
   const date = new Date(`${day}T00:00:00Z`);

@@ -29,6 +29,9 @@ export const forgetToken = () => window.sessionStorage.removeItem(storageKey);
 
 /** A refused token: the console signs out and says so. */
 export const isRefusedToken = (error: unknown) => error instanceof ApiError && error.status === 401;
+/** The service unreachable or failing (5xx): a read may succeed later by itself. */
+export const isOutage = (error: unknown) =>
+  error instanceof ConnectionError || (error instanceof ApiError && error.status >= 500);
 
 /** What went wrong, for a person: the Error body's message and code, or why the service was not reached. */
 export function problem(error: unknown): string {

@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { type Admin, isRefusedToken, problem } from './session.js';
+import { type Admin, isOutage, isRefusedToken, problem } from './session.js';
 
 export type Signed = { admin: Admin; signOut: (reason?: string) => void };
 export const SignedIn = createContext<Signed | null>(null);
@@ -16,39 +16,60 @@ export function useSigned(): Signed {
 
 export type Notice = { kind: 'done' | 'failed'; text: string };
 
-/** An action's answer: a status for what was done, an alert for what failed (read out by screen readers). */
-export function NoticeLine({ notice }: { notice: Notice | null }) {
+/**
+ * An action's answer: a status for what was done, an alert for what failed (read out by screen readers).
+ * `takesFocus`: it takes the focus when it appears, for the answer of an action a person asked for in a
+ * dialog: the control that opened it may be gone with what it changed (an Unban button once the ban is
+ * over), and the focus would fall to the page's body. (Not for reads a view repeats on its own: the focus
+ * would leave a field being filled.)
+ */
+export function NoticeLine({ notice, takesFocus = false }: { notice: Notice | null; takesFocus?: boolean }) {
+  const line = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (notice && takesFocus) line.current?.focus();
+  }, [notice, takesFocus]);
   if (!notice) return null;
-  return notice.kind === 'done' ? (
-    <p role="status" class="notice done">
-      {notice.text}
-    </p>
-  ) : (
-    <p role="alert" class="notice failed">
+  return (
+    <p
+      ref={line}
+      tabIndex={-1}
+      role={notice.kind === 'done' ? 'status' : 'alert'}
+      class={`notice ${notice.kind}`}
+    >
       {notice.text}
     </p>
   );
 }
 
+/** How often a view's load that met an outage asks again. */
+export const retryMs = 5_000;
+
 /**
  * Runs calls of the admin client one at a time: `busy` meanwhile, the failure as a Notice, and a refused
- * token signs the console out.
+ * token signs the console out. `outage`: whether the last call failed for an outage (useLoad asks again).
  */
 export function useCall() {
   const { signOut } = useSigned();
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<Notice | null>(null);
+  const outage = useRef(false);
   const run = useCallback(
     async <T,>(call: () => Promise<T>, done?: (result: T) => string): Promise<T | undefined> => {
       setBusy(true);
       setNotice(null);
       try {
         const result = await call();
+        outage.current = false;
         if (done) setNotice({ kind: 'done', text: done(result) });
         return result;
       } catch (error) {
+        outage.current = isOutage(error);
         if (isRefusedToken(error)) signOut(`The service refused the token: ${problem(error)} Sign in again.`);
-        else setNotice({ kind: 'failed', text: problem(error) });
+        else
+          setNotice({
+            kind: 'failed',
+            text: `${problem(error)}${outage.current ? ` Asked again every ${retryMs / 1000} s.` : ''}`,
+          });
         return undefined;
       } finally {
         setBusy(false);
@@ -56,7 +77,27 @@ export function useCall() {
     },
     [signOut],
   );
-  return { busy, notice, setNotice, run };
+  return { busy, notice, setNotice, run, outage };
+}
+
+/**
+ * A view's load (`load`: true once it has what it shows): run now and whenever `deps` change, and while it
+ * fails for an outage (`outage`, useCall's), again every retryMs: a view opened while the admin API was
+ * down shows itself once it answers, without a reload.
+ */
+export function useLoad(load: () => Promise<boolean>, outage: { current: boolean }, deps: unknown[]) {
+  const [attempt, setAttempt] = useState(0);
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    void load().then((loaded) => {
+      if (!loaded && outage.current && live) timer = setTimeout(() => setAttempt((n) => n + 1), retryMs);
+    });
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [...deps, attempt]);
 }
 
 /** A modal confirmation that says what will happen; Escape or Cancel closes it, nothing done. */

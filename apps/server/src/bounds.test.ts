@@ -50,7 +50,11 @@ describe('the lease and outage bounds', () => {
     ['a lease holds at most', `never more than ${number(maxLease)} points`],
     ['a lease lasts', `**Length: ${leaseMs} ms.**`],
     ['the store holds a window for', `held_ for ${number(holdMs)} ms from each grant`],
-    ['a refusal while held asks', `asks a wait of ${shortestWaitMs / 1000} s (\`Retry-After: 1\`)`],
+    [
+      'a request waits for held points at most',
+      `waits until they would (at most ${holdMs / 1000} s, the hold)`,
+    ],
+    ['a refusal still held at the last look asks', `is answered \`Retry-After: ${shortestWaitMs / 1000}\``],
     [
       'the instances are counted every',
       `counted every ${instancesCountMs / 1000} s while Redis answers; a crashed instance\nstops counting within ${instanceLiveMs / 1000} s`,

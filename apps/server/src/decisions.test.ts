@@ -9,17 +9,17 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 const decisions = readFileSync(join(root, 'docs/decisions.md'), 'utf8');
 const entries = [...decisions.matchAll(/^## (\S+)$/gm)].map((m) => m[1] as string);
 
-/** The sources of the workspace (no dependencies, no build output, no generated code). */
+/** The sources of the workspace, shell scripts too (no dependencies, no build output, no generated code). */
 function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory())
       return ['node_modules', 'dist', 'generated'].includes(entry.name) ? [] : sources(path);
-    return /\.(ts|tsx|mjs|js)$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [path] : [];
+    return /\.(ts|tsx|mjs|js|sh)$/.test(entry.name) && !entry.name.endsWith('.test.ts') ? [path] : [];
   });
 }
 
-const texts = ['apps', 'packages', 'scripts', 'spec', 'tools'].flatMap(sources).map((path) => ({
+const texts = ['apps', 'deploy', 'packages', 'scripts', 'spec', 'tools'].flatMap(sources).map((path) => ({
   path,
   text: readFileSync(join(root, path), 'utf8').replace(/\n\/\/ /g, ' '),
 }));

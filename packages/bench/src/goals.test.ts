@@ -39,6 +39,11 @@ const full: Report = {
   against: { ref: '2.2.0' },
   coldStartMs: { server: 575 },
   peakRssUnderListLoadMb: 142.8,
+  layers: [
+    { layer: 'the store (queries, rows)', usPerRequest: 40 }, // no budget: validated Express's work too
+    { layer: 'the request log (ours, pino)', usPerRequest: 6.2, budgetUs: 5 },
+    { layer: 'metrics', usPerRequest: 1.5, budgetUs: 5 },
+  ],
 };
 
 it('judges every goal of a full run, each with the box load of the runs behind it', () => {
@@ -71,7 +76,15 @@ it('judges every goal of a full run, each with the box load of the runs behind i
     ],
     ['peak RSS under the list load ≤ 150 MB', '142.8 MB', '–', 'met'],
     ['cold start to the first 200 ≤ 1.0 s', '0.57 s', '–', 'met'],
+    [
+      'each of our layers ≤ its budget of CPU µs a request (--profile)',
+      'the request log (ours, pino) 6.2 µs',
+      '–',
+      'missed',
+    ],
   ]);
+  const withinBudget = { ...full, layers: full.layers?.filter((l) => l.usPerRequest < 5 || !l.budgetUs) };
+  expect(judge(withinBudget).at(-1)).toMatchObject({ measured: 'highest 1.5 µs', status: 'met' });
 });
 
 it('says what a partial run did not measure, and misses a 429 dearer than a 200', () => {
@@ -91,6 +104,12 @@ it('says what a partial run did not measure, and misses a 429 dearer than a 200'
     ],
     ['no scenario more than 5 % slower than a release', 'no --against in this run', '–', 'not measured'],
     ['cold start to the first 200 ≤ 1.0 s', '1.20 s', '–', 'missed'],
+    [
+      'each of our layers ≤ its budget of CPU µs a request (--profile)',
+      'no --profile in this run',
+      '–',
+      'not measured',
+    ],
   ]);
 });
 
@@ -100,7 +119,7 @@ it('prints the judged goals as one Markdown table', () => {
     '| goal | measured | box load while measured | status |',
     '|---|---|---|---|',
   ]);
-  expect(table).toHaveLength(2 + 8);
+  expect(table).toHaveLength(2 + 9);
   expect(table[2]).toBe(
     '| short list ≥ 0.85 × bare Express (throughput and CPU per request) | 0.90 throughput, 0.88 CPU (validation alone: 0.95, 0.80) | others 0.03, steal 0.01 cores | met |',
   );

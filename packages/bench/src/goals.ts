@@ -21,6 +21,8 @@ export type Report = {
   against?: { ref: string };
   coldStartMs: { server: number };
   peakRssUnderListLoadMb: number;
+  /** --profile: the server's layers in CPU µs a request, our own with their budget. */
+  layers?: { layer: string; usPerRequest: number; budgetUs?: number }[];
 };
 export type Judged = {
   goal: string;
@@ -47,7 +49,8 @@ const notMeasured = (goal: string, why: string): Judged => ({
 });
 
 /** Every goal, judged from `report`; a goal whose contestants were not in the run is `not measured`. */
-export function judge(report: Report): Judged[] {
+/** The short list against bare Express and the usual Express stack. */
+function listGoals(report: Report): Judged[] {
   const judged: Judged[] = [];
   const list = report.rows.find((row) => row.scenario === listScenario)?.measured;
   const server = list?.server;
@@ -85,6 +88,12 @@ export function judge(report: Report): Judged[] {
       status: status(ratio >= 1.5),
     });
   }
+  return judged;
+}
+
+/** Every scenario against bare Express: the lowest. */
+function lowestScenario(report: Report): Judged[] {
+  const judged: Judged[] = [];
   const againstBare = report.rows.flatMap(({ scenario, measured }) =>
     measured.server && measured['bare-express']
       ? [{ scenario, ratio: measured.server.reqPerSec / measured['bare-express'].reqPerSec, measured }]
@@ -101,6 +110,12 @@ export function judge(report: Report): Judged[] {
       status: status(worst.ratio >= 0.7),
     });
   }
+  return judged;
+}
+
+/** A refusal's CPU against an answer's. */
+function refusalGoal(report: Report): Judged[] {
+  const judged: Judged[] = [];
   const refusals = report.refusals ?? [];
   if (refusals.length > 0) {
     const ratios = refusals.map((r) => ({
@@ -115,6 +130,12 @@ export function judge(report: Report): Judged[] {
       status: status(ratios.every((r) => r.target === report.against?.ref || r.ratio <= 1)),
     });
   } else judged.push(notMeasured('a 429 costs no more CPU than a 200', 'no refusal in this run'));
+  return judged;
+}
+
+/** Every scenario against the release named by --against: the lowest. */
+function againstGoal(report: Report): Judged[] {
+  const judged: Judged[] = [];
   if (report.against) {
     const ref = report.against.ref;
     const rows = report.rows.filter((row) => row.againstRatio);
@@ -132,6 +153,12 @@ export function judge(report: Report): Judged[] {
     }
   } else
     judged.push(notMeasured('no scenario more than 5 % slower than a release', 'no --against in this run'));
+  return judged;
+}
+
+/** Memory under load and the cold start. */
+function resourceGoals(report: Report): Judged[] {
+  const judged: Judged[] = [];
   if (report.peakRssUnderListLoadMb > 0) {
     judged.push({
       goal: 'peak RSS under the list load ≤ 150 MB',
@@ -148,6 +175,34 @@ export function judge(report: Report): Judged[] {
   });
   return judged;
 }
+
+/** Our layers of the server (--profile) within their budget. */
+function layerGoal(report: Report): Judged[] {
+  const goal = 'each of our layers ≤ its budget of CPU µs a request (--profile)';
+  const ours = (report.layers ?? []).filter((l) => l.budgetUs !== undefined);
+  if (ours.length === 0) return [notMeasured(goal, 'no --profile in this run')];
+  const over = ours.filter((l) => l.usPerRequest > (l.budgetUs as number));
+  return [
+    {
+      goal,
+      measured:
+        over.length === 0
+          ? `highest ${fixed(Math.max(...ours.map((l) => l.usPerRequest)), 1)} µs`
+          : over.map((l) => `${l.layer} ${fixed(l.usPerRequest, 1)} µs`).join(', '),
+      load: '–',
+      status: status(over.length === 0),
+    },
+  ];
+}
+
+export const judge = (report: Report): Judged[] => [
+  ...listGoals(report),
+  ...lowestScenario(report),
+  ...refusalGoal(report),
+  ...againstGoal(report),
+  ...resourceGoals(report),
+  ...layerGoal(report),
+];
 
 /** The judged goals as the Markdown table the bench prints and docs/performance.md quotes. */
 export function goalTable(judged: Judged[]): string[] {

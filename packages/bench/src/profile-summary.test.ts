@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { summarise } from './profile-summary.js';
+import { ourLayers, summarise } from './profile-summary.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -22,7 +22,7 @@ it('names the function that kept the process busy, with its share, and leaves id
   const run = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', dir, '-e', script]);
   expect(run.status).toBe(0);
   const [profile] = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
-  const text = readFileSync(summarise(join(dir, profile as string), '/'), 'utf8');
+  const text = readFileSync(summarise(join(dir, profile as string), '/').file, 'utf8');
   expect(text).not.toContain('(idle)');
   const line = text.split('\n').find((l) => l.includes('spinTheWheel')) ?? '';
   expect(Number.parseFloat(line)).toBeGreaterThan(50); // most of the busy time, whatever the machine
@@ -60,7 +60,8 @@ it("gives each sample to the innermost of the server's layers on its stack, and 
   };
   const path = join(dir, 'server.cpuprofile');
   writeFileSync(path, JSON.stringify(profile));
-  const text = readFileSync(summarise(path, '/repo/'), 'utf8');
+  const summary = summarise(path, '/repo/');
+  const text = readFileSync(summary.file, 'utf8');
   const layers = text.split('by layer of the server')[1] ?? '';
   expect(layers).toContain('start-up apart, 0.0 s');
   expect(layers.split('\n').slice(1).filter(Boolean)).toEqual([
@@ -68,6 +69,12 @@ it("gives each sample to the innermost of the server's layers on its stack, and 
     ' 20.0 %  the rate limit (policy, leases, bans, headers)',
     ' 20.0 %  our other middleware and the chain',
   ]);
+  // The same layers in µs of busy time, for the bench's budget per request.
+  expect(Object.fromEntries(summary.layerUs ?? [])).toEqual({
+    'the store (queries, rows)': 300,
+    'the rate limit (policy, leases, bans, headers)': 100,
+    'our other middleware and the chain': 100,
+  });
 });
 
 it('prints no layers for a profile of another program', () => {
@@ -82,5 +89,18 @@ it('prints no layers for a profile of another program', () => {
       timeDeltas: [100, 100],
     }),
   );
-  expect(readFileSync(summarise(path, '/'), 'utf8')).not.toContain('by layer');
+  const summary = summarise(path, '/');
+  expect(readFileSync(summary.file, 'utf8')).not.toContain('by layer');
+  expect(summary.layerUs).toBeUndefined();
+});
+
+it('holds our own six layers to the budget, and none of the work validated Express does too', () => {
+  expect([...ourLayers].sort()).toEqual([
+    'identifying the key (hash, cache)',
+    'metrics',
+    'our other middleware and the chain',
+    'the cursor',
+    'the rate limit (policy, leases, bans, headers)',
+    'the request log (ours, pino)',
+  ]);
 });

@@ -1,8 +1,10 @@
 // The bench's command line (run.ts), as a user meets it: --help, a mistyped option, a run with and without --against.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { releasesOf } from '@animal-store/test-support';
 import { expect, it } from 'vitest';
+import { root } from './server-command.js';
 
 const run = fileURLToPath(new URL('../dist/run.js', import.meta.url));
 const bench = (...args: string[]) => spawnSync(process.execPath, [run, ...args], { encoding: 'utf8' });
@@ -55,13 +57,16 @@ it(
   },
 );
 
-it('--against HEAD builds that commit apart, seeds its own store through its keys command and API, and prints this tree / it per scenario', {
+// The last release, whose build (once per machine) the upgrade tests share: a commit is built apart the
+// same way whichever it is (test-support's builtCommit), and a new one costs minutes of both cores.
+const latest = releasesOf(root).at(-1) as { version: string; commit: string };
+
+it(`--against ${latest.version} builds that commit apart, seeds its own store through its keys command and API, and prints this tree / it per scenario`, {
   timeout: 900_000,
 }, () => {
-  const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
   const { status, stdout, stderr } = bench(
     '--against',
-    'HEAD',
+    latest.version,
     '--duration',
     '1',
     '--scenario',
@@ -79,32 +84,44 @@ it('--against HEAD builds that commit apart, seeds its own store through its key
       /^\| GET \/v1\/pets\/\{id\} \| \d+ \| \d+ \| \d+\.\d\d \| \d+\.\d\d–\d+\.\d\d \|/.test(line),
     );
   expect(stdout).toContain(
-    '| scenario | this tree req/s | HEAD req/s | this tree / HEAD | lowest–highest round |',
+    `| scenario | this tree req/s | ${latest.version} req/s | this tree / ${latest.version} | lowest–highest round |`,
   );
   expect(row).toBeDefined();
   const report = writtenReport(stdout);
-  expect(report.against).toEqual({ ref: 'HEAD', commit: head });
+  expect(report.against).toEqual({ ref: latest.version, commit: latest.commit });
   const measured = report.rows[0].measured;
-  expect(measured.HEAD.reqPerSec).toBeGreaterThan(0);
-  expect([measured.HEAD.non2xx, measured.HEAD.errors, measured.server.non2xx]).toEqual([0, 0, 0]);
+  const earlier = measured[latest.version];
+  expect(earlier.reqPerSec).toBeGreaterThan(0);
+  expect([earlier.non2xx, earlier.errors, measured.server.non2xx]).toEqual([0, 0, 0]);
   const { reqPerSec, reqPerSecRange } = report.rows[0].againstRatio;
   expect(reqPerSec).toBeGreaterThanOrEqual(reqPerSecRange[0]);
   expect(reqPerSec).toBeLessThanOrEqual(reqPerSecRange[1]);
   expect(reqPerSecRange[0]).toBeGreaterThan(0);
 });
 
-it('a scenario without --against is measured against bare Express and printed, exit 0', {
+it('a scenario without --against is measured against bare Express and printed, exit 0; --profile prices our layers against their budget', {
   timeout: 300_000,
 }, () => {
-  const { status, stdout, stderr } = bench('--duration', '1', '--scenario', '/v1/pets/{id}');
+  const { status, stdout, stderr } = bench('--duration', '1', '--scenario', '/v1/pets/{id}', '--profile');
+  for (const [, summary] of stdout.matchAll(/^profile summary: (.+)$/gm))
+    for (const file of [summary as string, (summary as string).replace(/\.summary\.txt$/, '')]) rmSync(file);
   expect(stderr).not.toMatch(/\n\s+at /);
   expect(status).toBe(0);
   expect(stdout).toMatch(/^\| GET \/v1\/pets\/\{id\} \| \d+ \| \d+ \| \d+ \| \d+\.\d\d \|/m);
   expect(stdout).not.toContain('this tree /');
+  // Each of our layers with its CPU a request and its budget, from the server's own profile.
+  for (const layer of ['identifying the key (hash, cache)', 'the rate limit (policy, leases, bans, headers)'])
+    expect(stdout).toMatch(
+      new RegExp(`^\\| ${layer.replace(/[()]/g, '\\$&')} \\| \\d+\\.\\d \\| ≤ 5 \\|$`, 'm'),
+    );
+  expect(stdout).toMatch(
+    /^\| each of our layers ≤ its budget of CPU µs a request \(--profile\) \| .+ \| – \| (met|missed) \|$/m,
+  );
   const report = writtenReport(stdout);
   expect(report.rows).toHaveLength(1);
   expect(report.rows[0].againstRatio).toBeUndefined();
   expect(report.rows[0].measured.server.non2xx).toBe(0);
+  expect(report.layers.length).toBeGreaterThan(5);
 });
 
 it("prints a refusal's cost beside an answer's: the same request by a limited key (429) and by an unlimited one (200)", {

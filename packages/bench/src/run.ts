@@ -29,7 +29,7 @@ import { pino } from 'pino';
 import { commitOf, earlierServer, seedThroughApi } from './against.js';
 import { goalTable, judge } from './goals.js';
 import { benchRedis } from './private-redis.js';
-import { summarise } from './profile-summary.js';
+import { layerBudgetUs, ourLayers, summarise } from './profile-summary.js';
 import { root, serverFlags, serverMain } from './server-command.js';
 
 const usage = `Usage: pnpm bench [options]
@@ -414,6 +414,8 @@ function coresBusy(
   };
 }
 type Request = { method: 'GET' | 'POST'; path: string; body?: string };
+/** The requests each process served in measured runs (by pid): a profile's busy time is divided by them. */
+const served = new Map<number, number>();
 /** One run of `requests` against `target` (as `authorizationHeader`): its throughput, latency and costs. */
 async function measureOnce(
   target: Target,
@@ -435,6 +437,8 @@ async function measureOnce(
     connections,
     duration,
   });
+  const pid = target.child.pid as number;
+  served.set(pid, (served.get(pid) ?? 0) + result.requests.total);
   return {
     reqPerSec: result.requests.average,
     p50: result.latency.p50,
@@ -521,7 +525,22 @@ redis?.stop();
 rmSync(dir, { recursive: true, force: true });
 const summaries = readdirSync(profiles)
   .filter((f) => f.endsWith('.cpuprofile') && !profilesBefore.has(f))
-  .map((f) => summarise(join(profiles, f), root));
+  // Node names a profile CPU.<date>.<time>.<pid>.<thread>.<sequence>.cpuprofile.
+  .map((f) => ({ pid: Number(f.split('.')[3]), ...summarise(join(profiles, f), root) }));
+// --profile: this tree's server's layers in µs of CPU a request (its profile's busy time in each, over the
+// requests it served in every measured run of this one), our own against their budget (issue #73).
+const serverProfile = summaries.find((summary) => summary.pid === server.child.pid)?.layerUs;
+const serverServed = served.get(server.child.pid as number) ?? 0;
+const layers =
+  serverProfile && serverServed > 0
+    ? [...serverProfile]
+        .map(([layer, us]) => ({
+          layer,
+          usPerRequest: us / serverServed,
+          ...(ourLayers.includes(layer) && { budgetUs: layerBudgetUs }),
+        }))
+        .sort((a, b) => b.usPerRequest - a.usPerRequest)
+    : undefined;
 if (backends.length > 0) {
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
@@ -573,6 +592,7 @@ const goals = judge({
   ...(against !== undefined && earlier && { against: { ref: against } }),
   coldStartMs: { server: server.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
+  ...(layers && { layers }),
 });
 const lines = [
   `Animal Store bench: ${connections} connections, ${duration} s per run, median of ${rounds} round(s); ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${fixed(totalmem() / 2 ** 30)} GiB, Node ${process.version}`,
@@ -671,6 +691,13 @@ const lines = [
     ? [`peak RSS of the server under the list load: ${fixed(peakRssUnderListLoad, 1)} MB`]
     : []),
   `usage metering: ${fixed(metering.recordNs)} ns per request${listCpuUs ? ` (${fixed(metering.recordNs / 10 / listCpuUs, 3)} % of the full server's ${fixed(listCpuUs)} µs of CPU per list request)` : ''}, plus one write of every key's day every ${usageFlushMs / 1000} s (${fixed(metering.flushMs, 1)} ms for 1,000 keys)`,
+  ...table(
+    `| layer of this tree's server (--profile: its main thread's busy time over the ${serverServed} requests of every measured run) | CPU µs/req | budget |`,
+    (layers ?? []).map(
+      (l) =>
+        `| ${l.layer} | ${fixed(l.usPerRequest, 1)} | ${l.budgetUs === undefined ? '–' : `≤ ${l.budgetUs}`} |`,
+    ),
+  ),
   '',
   'The goals (docs/performance.md), as this run measured them:',
   ...goalTable(goals),
@@ -693,8 +720,9 @@ const report = {
   coldStartMs: { server: server.coldStartMs, bareExpress: bare.coldStartMs, floor: floor.coldStartMs },
   peakRssUnderListLoadMb: peakRssUnderListLoad,
   metering,
+  ...(layers && { layers }),
 };
 const file = join(results, `${report.date.replace(/[:.]/g, '-')}.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 process.stdout.write(`written: ${file}\n`);
-for (const summary of summaries) process.stdout.write(`profile summary: ${summary}\n`);
+for (const summary of summaries) process.stdout.write(`profile summary: ${summary.file}\n`);

@@ -48,7 +48,6 @@ export async function startServerProcess(
   const spawned = await spawnUntilReady(program, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
     ready: (output) => listeningUrl(output) !== undefined,
-    timeoutMs: 20_000,
   });
   const record = listeningRecord(spawned.output());
   return { ...spawned, url: record?.url as string, adminUrl: record?.adminUrl };

@@ -36,6 +36,7 @@ export async function spawnUntilReady(
     cwd?: string;
   },
 ): Promise<Spawned> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const child = spawnTied(command, args, {
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -43,29 +44,53 @@ export async function spawnUntilReady(
     ...(options.cwd && { cwd: options.cwd }),
   });
   let output = '';
-  const collect = (chunk: Buffer) => {
-    output += chunk;
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  const ready =
+    typeof options.ready === 'function'
+      ? options.ready
+      : (text: string) => (options.ready as RegExp).test(text);
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null)
+      return child.exitCode;
     const exited = once(child, 'exit');
     process.kill(-(child.pid as number), 'SIGTERM');
     const [code] = await exited;
     return code as number | null;
   };
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  const ready =
-    typeof options.ready === 'function'
-      ? options.ready
-      : (text: string) => (options.ready as RegExp).test(text);
-  while (!ready(output)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`${command} did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  // Settled by what the child does, not by polling: ready as soon as its output says so; failed when it
+  // ends first (its output read to the end), or when the deadline passes (a loaded 2-core machine once
+  // took 20 s to start a traced server).
+  const started = new Promise<void>((resolve, reject) => {
+    const fail = (why: string) => reject(new Error(`${command} ${why}:\n${output}`));
+    const timer = setTimeout(() => fail(`did not start within ${timeoutMs} ms`), timeoutMs);
+    const settle = () => {
+      clearTimeout(timer);
+      child.off('close', ended);
+    };
+    const ended = () => {
+      settle();
+      if (ready(output)) resolve();
+      else fail('exited before it was ready');
+    };
+    child.on('close', ended);
+    child.on('error', (error) => {
+      settle();
+      fail(`could not be started (${error.message})`);
+    });
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+      if (ready(output)) {
+        settle();
+        resolve();
+      }
+    };
+    child.stdout?.on('data', collect);
+    child.stderr?.on('data', collect);
+  });
+  try {
+    await started;
+  } catch (error) {
+    await stop();
+    throw error;
   }
   return { child, output: () => output, stop };
 }

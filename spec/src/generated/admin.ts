@@ -17,7 +17,7 @@ export interface paths {
          *     same millisecond by different instances, by id), never their secrets; revoked keys included
          *     unless `revoked=false`. `q` finds keys by id, label or customer in one step. `total` counts every key
          *     the filters pass, on every page; `limited` says which keys of the page are banned or have a window used
-         *     up. When more keys follow, `nextCursor` names the next page.
+         *     up, `nearLimit` which have a window at least 80 % used. When more keys follow, `nextCursor` names the next page.
          */
         get: operations["listKeys"];
         put?: never;
@@ -200,7 +200,7 @@ export interface paths {
          * List audit events
          * @description The changes made through the admin API, newest first, a page at a time: every create, update,
          *     rotation, revocation and unban, with the admin token that made it (by name), from the store, so every
-         *     instance answers the same. Filtered by key, by token name and by operation. Events older than
+         *     instance answers the same. Filtered by key, by a part of the token's name, by operation and by when (`since`, `until`). Events older than
          *     `AUDIT_RETENTION_DAYS` (default 400) are deleted. A change whose event could not be stored (the store
          *     failed between the two) is still in the log (`"msg":"admin change"`), with an error line saying so.
          */
@@ -274,7 +274,7 @@ export interface components {
         /**
          * @description A page of keys; `nextCursor` names the next page, or is `null` on the last; `total` counts the keys the
          *     filters pass, on every page; `limited` names the keys of this page that are banned or have a window used
-         *     up now.
+         *     up now, `nearLimit` those with a window at least 80 % used and not used up.
          */
         KeyPage: {
             keys: components["schemas"]["Key"][];
@@ -289,6 +289,19 @@ export interface components {
                 /** Format: date-time */
                 bannedUntil: string | null;
                 usedUp: ("minute" | "day")[];
+            }[];
+            /**
+             * @description The keys of this page that are not banned with a window at least 80 % used and not used up, as
+             *     `getKeyUsage` reads them: which window and how much of it is used, in whole percent. Other keys are
+             *     not listed.
+             */
+            nearLimit: {
+                id: string;
+                windows: {
+                    /** @enum {string} */
+                    name: "minute" | "day";
+                    percentUsed: number;
+                }[];
             }[];
         };
         /**
@@ -749,6 +762,13 @@ export interface operations {
                 /** @description `true`: only revoked keys; `false`: only active keys; absent: both. */
                 revoked?: boolean;
                 /**
+                 * @description Only the keys in this state now: `active` (not revoked, disabled or expired: the key opens the
+                 *     API, though it may be banned), `banned` (temporarily banned now, by any instance; not revoked),
+                 *     `disabled` or `expired` (not revoked), `revoked`. A key may be in more than one (banned and
+                 *     disabled). With `revoked`, a key must match both.
+                 */
+                state?: "active" | "banned" | "disabled" | "expired" | "revoked";
+                /**
                  * @description Only the keys this text finds: an id that starts with it, or a label or customer id that holds its
                  *     words in that order. Words are compared as one rule folds them on every engine: compatibility
                  *     forms made one, letters lowered (any letter, `Σ` and `ς` alike, `İ` as `i`), and every run of
@@ -797,7 +817,8 @@ export interface operations {
                      *       ],
                      *       "nextCursor": null,
                      *       "total": 1,
-                     *       "limited": []
+                     *       "limited": [],
+                     *       "nearLimit": []
                      *     }
                      */
                     "application/json": components["schemas"]["KeyPage"];
@@ -1169,10 +1190,21 @@ export interface operations {
                 /** @description Only the events of this key. */
                 keyId?: string;
                 /**
-                 * @description Only the events of the admin token of this name. Any character may be sent, as a form or client
-                 *     encodes it (`!`, `(`, `)`, `*` as they are).
+                 * @description Only the events of the admin tokens whose name holds this text, letters' case ignored (`bill` finds
+                 *     `billing` and `Billing-EU`). Any character may be sent, as a form or client encodes it (`!`, `(`,
+                 *     `)`, `*` as they are); `%`, `_` and `\` are plain characters.
                  */
                 actor?: string;
+                /**
+                 * @description Only the events made at or after this instant.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description Only the events made before this instant (with `since`, a range that may be empty).
+                 * @example 2026-11-24T00:00:00Z
+                 */
+                until?: string;
                 /** @description Only the events of this operation. */
                 operation?: "createKey" | "updateKey" | "rotateKey" | "revokeKey" | "unbanKey";
             };

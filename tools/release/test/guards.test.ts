@@ -143,36 +143,59 @@ describe('pnpm spec:diff', () => {
     exitOf('spec-diff.ts', ['--base-file', fixture(), '--revision-file', fixture(edit), '--root', root]);
   const schemas = (s: Spec) => s.components.schemas;
   const listParams = (s: Spec) => s.paths['/pets'].get.parameters as Spec[];
-  const breaking: [string, (s: Spec) => void, RegExp][] = [
-    ['a removed operation', (s) => delete s.paths['/pets/{petId}'], /path-removed/],
-    ['a removed response field', (s) => delete schemas(s).Pet.properties.status, /major/],
+  // Each edit with the rule redocly names on its row: one review of them all, every row read on its own.
+  const breaking: [string, (s: Spec) => void, string][] = [
+    ['a removed operation', (s) => delete s.paths['/pets/{petId}'], 'path-removed'],
+    ['a removed response field', (s) => delete schemas(s).Pet.properties.status, 'property-removed'],
     [
       'a new required request field',
       (s) => schemas(s).NewPet.required.push('status'),
-      /required-properties-added/,
+      'required-properties-added',
     ],
-    ['a narrowed enum', (s) => schemas(s).PetStatus.enum.pop(), /enum-values-removed/],
-    ['a narrowed range', (s) => (s.components.parameters.Limit.schema.maximum = 50), /major/],
-    ['a changed type', (s) => (schemas(s).NewPet.properties.categoryId.type = 'string'), /major/],
-    ['a removed status code', (s) => delete s.paths['/pets'].post.responses['415'], /major/],
+    ['a narrowed enum', (s) => schemas(s).PetStatus.enum.pop(), 'enum-values-removed'],
+    [
+      'a narrowed range',
+      (s) => (s.components.parameters.Limit.schema.maximum = 50),
+      'schema-constraint-changed',
+    ],
+    [
+      'a changed type',
+      (s) => (schemas(s).NewPet.properties.categoryId.type = 'string'),
+      'schema-type-changed',
+    ],
+    ['a removed status code', (s) => delete s.paths['/pets'].post.responses['415'], 'response-removed'],
   ];
-  const compatible: [string, (s: Spec) => void][] = [
+  const compatible: [string, (s: Spec) => void, RegExp][] = [
     [
       'an added optional query parameter',
       (s) => listParams(s).push({ name: 'q', in: 'query', description: 'x', schema: { type: 'string' } }),
+      /\| 🟢 minor \| added \| `GET \/pets query\.q` \|/,
     ],
     [
       'an added operation',
       (s) => (s.paths['/pets'].put = { ...s.paths['/pets'].post, operationId: 'replacePets' }),
+      /\| 🟢 minor \| added \| `PUT \/pets` \|/,
     ],
   ];
+  /** Every edit of `cases` made in one copy. */
+  const all = (cases: [string, (s: Spec) => void, ...unknown[]][]) => (s: Spec) => {
+    for (const [, edit] of cases) edit(s);
+  };
+  /** The review's table rows, one string per change. */
+  const rows = (output: string) => output.split('\n').filter((line) => /^\| (🔴|🟢|⚪) /.test(line));
 
-  it.each(breaking)('rates %s as breaking and exits 1', async (_, edit, rule) => {
-    const result = await review(edit);
+  it(`rates each of ${breaking.map(([name]) => name).join(', ')} as breaking, and exits 1`, async () => {
+    const result = await review(all(breaking));
     expect(result.code).toBe(1);
-    expect(result.output).toMatch(/🔴 major/);
-    expect(result.output).toMatch(rule);
-    expect(result.output).toMatch(/breaking change\(s\) for clients/);
+    const table = rows(result.output);
+    expect(table).toHaveLength(breaking.length);
+    for (const [name, , rule] of breaking) {
+      expect(
+        table.filter((row) => row.endsWith(`(${rule}) |`)),
+        name,
+      ).toEqual([expect.stringMatching(/^\| 🔴 major \|/)]);
+    }
+    expect(result.output).toMatch(/7 breaking change\(s\) for clients/);
   });
 
   it('a breaking change is not recorded by a minor (or patch) changeset: it needs a major one', async () => {
@@ -186,29 +209,26 @@ describe('pnpm spec:diff', () => {
     }
   });
 
-  it.each(compatible)(
-    'rates %s as additive: exits 1 without a minor or major changeset, naming minor',
-    async (_, edit) => {
-      const bare = await review(edit);
-      expect(bare.code).toBe(1);
-      expect(bare.output).not.toMatch(/🔴 major/);
-      expect(bare.output).toMatch(/🟢 minor/);
-      expect(bare.output).toMatch(
-        /additive change\(s\) for clients need a minor changeset of @animal-store\/spec/,
-      );
-      const patch = await review(edit, changesets({ bump: 'patch', summary: 'A fix.' }));
-      expect(patch).toEqual({
-        code: 1,
-        output: expect.stringMatching(/need a minor changeset.*found: patch/),
-      });
-      // (A major one records it too: spec-diff.ts accepts major wherever minor is needed.)
-      const recorded = await review(edit, changesets({ bump: 'minor', summary: 'A new field.' }));
-      expect(recorded).toEqual({
-        code: 0,
-        output: expect.stringMatching(/recorded by the minor or major changeset/),
-      });
-    },
-  );
+  it(`rates ${compatible.map(([name]) => name).join(' and ')} as additive: exits 1 without a minor or major changeset, naming minor`, async () => {
+    const bare = await review(all(compatible));
+    expect(bare.code).toBe(1);
+    expect(bare.output).not.toMatch(/🔴 major/);
+    for (const [name, , row] of compatible) expect(bare.output, name).toMatch(row);
+    expect(bare.output).toMatch(
+      /additive change\(s\) for clients need a minor changeset of @animal-store\/spec/,
+    );
+    const patch = await review(all(compatible), changesets({ bump: 'patch', summary: 'A fix.' }));
+    expect(patch).toEqual({
+      code: 1,
+      output: expect.stringMatching(/need a minor changeset.*found: patch/),
+    });
+    // (A major one records it too: spec-diff.ts accepts major wherever minor is needed.)
+    const recorded = await review(all(compatible), changesets({ bump: 'minor', summary: 'A new field.' }));
+    expect(recorded).toEqual({
+      code: 0,
+      output: expect.stringMatching(/recorded by the minor or major changeset/),
+    });
+  });
 
   it('rates allowReserved turned on for a query parameter as additive (it refuses nothing it took), and off as breaking', async () => {
     const on = await review((s) => {
@@ -249,13 +269,17 @@ describe('pnpm spec:diff', () => {
     expect(strict.output).toMatch(/🔴 major \| modified \| `GET \/pets query\.q · allowReserved`/);
   });
 
-  it.each<[string, (s: Spec) => void]>([
-    ['a widened range', (s) => (s.components.parameters.Limit.schema.maximum = 200)],
-    ['a new description', (s) => (s.components.schemas.Pet.description = 'Another description.')],
-  ])('rates %s as a patch, which needs no bump of its own', async (_, edit) => {
-    const result = await review(edit);
+  it('rates a widened range and a new description as patches, which need no bump of their own', async () => {
+    const result = await review((s) => {
+      s.components.parameters.Limit.schema.maximum = 200;
+      s.components.schemas.Pet.description = 'Another description.';
+    });
     expect(result.code).toBe(0);
-    expect(result.output).toMatch(/⚪ patch/);
+    const table = rows(result.output);
+    expect(table).toEqual([
+      expect.stringMatching(/^\| ⚪ patch \|.*maximum/),
+      expect.stringMatching(/^\| ⚪ patch \|.*Pet\.yaml/),
+    ]);
   });
 
   it('names a parameter as in.name and a body field by its path, a removed one from the base', async () => {
@@ -268,10 +292,6 @@ describe('pnpm spec:diff', () => {
     expect(result.output).toMatch(/\| 🟢 minor \| added \| `POST \/pets body\.nickname` \|/);
     expect(result.output).toMatch(/\| 🔴 major \| removed \| `GET \/pets 200 body\[\]\.status` \|/);
     expect(result.output).not.toMatch(/parameters\/\d/);
-    const operation = await review(
-      (s) => (s.paths['/pets'].put = { ...s.paths['/pets'].post, operationId: 'x' }),
-    );
-    expect(operation.output).toMatch(/\| 🟢 minor \| added \| `PUT \/pets` \|/);
   });
 
   it('a new property another schema refers to shows once per operation, not as a component the bundler named', async () => {

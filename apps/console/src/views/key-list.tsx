@@ -1,43 +1,19 @@
 // The keys: the admin API's filters (plan, customer, revoked) and its search in the address, cursor paging
 // (the cursors of the pages before are kept for Previous), and one box that finds a key: a whole key id
 // opens its page, any other text lists the keys whose id starts with it or whose label or customer holds it.
-import { type AdminKeyPage, adminLimits, type ListKeysQuery } from '@animal-store/client/admin';
-import { useEffect, useState } from 'preact/hooks';
-import { count, keyState, limitsText, plans, time } from '../format.js';
-import { go, keyHref, keysHref } from '../route.js';
-import { NoticeLine, useCall, useSigned } from '../ui.js';
-import { PlanSelect } from './key-fields.js';
+import { type AdminKeyPage, adminLimits } from '@animal-store/client/admin';
+import { useState } from 'preact/hooks';
+import { count, keyState, limitsText, time } from '../format.js';
+import { go, keyHref } from '../route.js';
+import { NoticeLine, useCall, useLoad, useSigned } from '../ui.js';
+import { Filters, filtersOf, listHref } from './key-filters.js';
 
 const pageSize = 25;
 const keyId = /^[0-9a-f]{12}$/;
 
-/** The address's filters as the admin API's query (what it does not know is left out). */
-function filtersOf(query: URLSearchParams): ListKeysQuery {
-  const plan = plans.find((name) => name === query.get('plan'));
-  const customerId = query.get('customerId') || undefined;
-  const revoked = query.get('revoked');
-  const q = query.get('q') || undefined;
-  const order = query.get('order') === 'newest' ? 'newest' : undefined;
-  return {
-    ...(plan && { plan }),
-    ...(customerId && { customerId }),
-    ...((revoked === 'true' || revoked === 'false') && { revoked: revoked === 'true' }),
-    ...(q && { q }),
-    ...(order && { order }),
-  };
-}
-
-/** The address of the list with `filters`, each kept as the admin API names it. */
-function listHref(filters: Record<string, string | number | boolean | undefined>) {
-  const next = new URLSearchParams();
-  for (const [name, value] of Object.entries(filters))
-    if (value !== undefined && value !== '') next.set(name, String(value));
-  return keysHref(next);
-}
-
 export function KeyList({ query }: { query: URLSearchParams }) {
   const { admin } = useSigned();
-  const { busy, notice, run } = useCall();
+  const { busy, notice, run, outage } = useCall();
   const [page, setPage] = useState<AdminKeyPage | null>(null);
   const filters = filtersOf(query);
   const filterKey = JSON.stringify(filters);
@@ -53,11 +29,15 @@ export function KeyList({ query }: { query: URLSearchParams }) {
     go(listHref({ ...filters, cursor: to === 'next' ? next : before.at(-1) }));
   };
 
-  useEffect(() => {
-    void run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then(
-      (answer) => answer && setPage(answer),
-    );
-  }, [admin, run, filterKey, cursor]);
+  useLoad(
+    () =>
+      run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then((answer) => {
+        if (answer) setPage(answer);
+        return answer !== undefined;
+      }),
+    outage,
+    [admin, run, filterKey, cursor],
+  );
 
   const find = (event: Event) => {
     event.preventDefault();
@@ -86,10 +66,14 @@ export function KeyList({ query }: { query: URLSearchParams }) {
       </search>
       <Filters filters={filters} key={filterKey} />
       <NoticeLine notice={notice} />
+      {/* New filters or a page: said while it is read, the page before shown meanwhile (marked busy). */}
+      {busy && <p role="status">Loading keys…</p>}
       {page && <KeyTable page={page} first={cursor === ''} busy={busy} turn={turn} />}
     </section>
   );
 }
+
+const columns = ['Key', 'Plan', 'Limits', 'Label', 'Customer', 'Created', 'Last used', 'State'];
 
 function KeyTable(props: {
   page: AdminKeyPage;
@@ -99,6 +83,7 @@ function KeyTable(props: {
 }) {
   const { page } = props;
   const refused = new Map(page.limited.map((key) => [key.id, key]));
+  const near = new Map(page.nearLimit.map((key) => [key.id, key]));
   return (
     <>
       <table aria-busy={props.busy}>
@@ -109,14 +94,11 @@ function KeyTable(props: {
         </caption>
         <thead>
           <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Plan</th>
-            <th scope="col">Limits</th>
-            <th scope="col">Label</th>
-            <th scope="col">Customer</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            <th scope="col">State</th>
+            {columns.map((name) => (
+              <th key={name} scope="col">
+                {name}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
@@ -131,7 +113,11 @@ function KeyTable(props: {
               <td class="text">{key.customerId ?? '—'}</td>
               <td>{time(key.createdAt)}</td>
               <td>{time(key.lastUsedAt, 'never')}</td>
-              <td>{[keyState(key), refusal(refused.get(key.id))].filter(Boolean).join('; ')}</td>
+              <td>
+                {[keyState(key), refusal(refused.get(key.id)), nearness(near.get(key.id))]
+                  .filter(Boolean)
+                  .join('; ')}
+              </td>
             </tr>
           ))}
         </tbody>
@@ -143,10 +129,7 @@ function KeyTable(props: {
         <button
           type="button"
           disabled={page.nextCursor === null || props.busy}
-          onClick={() => {
-            const next = page.nextCursor;
-            if (next !== null) props.turn('next', next);
-          }}
+          onClick={() => page.nextCursor !== null && props.turn('next', page.nextCursor)}
         >
           Next page
         </button>
@@ -155,51 +138,14 @@ function KeyTable(props: {
   );
 }
 
+/** Which of a key's windows are nearly used up, in words (listKeys' `nearLimit`), or nothing. */
+function nearness(key: AdminKeyPage['nearLimit'][number] | undefined): string {
+  return key ? key.windows.map((w) => `${w.name} ${w.percentUsed} % used`).join(', ') : '';
+}
+
 /** Why a key is refused now, in words (listKeys' `limited`), or nothing. */
 function refusal(key: AdminKeyPage['limited'][number] | undefined): string {
   if (!key) return '';
   if (key.bannedUntil) return `banned until ${time(key.bannedUntil)}`;
   return `${key.usedUp.join(' and ')} used up`;
-}
-
-/** The filter form; the address keeps what it applies, so a filtered list can be shared. */
-function Filters({ filters }: { filters: ListKeysQuery }) {
-  const [plan, setPlan] = useState<string>(filters.plan ?? '');
-  const [customerId, setCustomerId] = useState(filters.customerId ?? '');
-  const [revoked, setRevoked] = useState(filters.revoked === undefined ? '' : String(filters.revoked));
-  const [order, setOrder] = useState<string>(filters.order ?? '');
-  const apply = (event: Event) => {
-    event.preventDefault();
-    go(listHref({ plan, customerId: customerId.trim(), revoked, order, q: filters.q }));
-  };
-  return (
-    <form class="filters" onSubmit={apply}>
-      <PlanSelect value={plan} onChange={setPlan} any="any" />
-      <label>
-        Customer
-        <input
-          name="customerId"
-          value={customerId}
-          spellcheck={false}
-          onInput={(event) => setCustomerId(event.currentTarget.value)}
-        />
-      </label>
-      <label>
-        State
-        <select name="revoked" value={revoked} onChange={(event) => setRevoked(event.currentTarget.value)}>
-          <option value="">active and revoked</option>
-          <option value="false">active</option>
-          <option value="true">revoked</option>
-        </select>
-      </label>
-      <label>
-        Order
-        <select name="order" value={order} onChange={(event) => setOrder(event.currentTarget.value)}>
-          <option value="">oldest first</option>
-          <option value="newest">newest first</option>
-        </select>
-      </label>
-      <button type="submit">Filter</button>
-    </form>
-  );
 }

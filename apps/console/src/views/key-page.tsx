@@ -6,7 +6,7 @@
 import type { AdminKey, KeyUsage } from '@animal-store/client/admin';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { addDays, count, keyState, limitsText, time, utcDay } from '../format.js';
-import { NoticeLine, useCall, useSigned } from '../ui.js';
+import { NoticeLine, useCall, useLoad, useSigned } from '../ui.js';
 import { KeyHistory } from './audit.js';
 import { KeyActions } from './key-actions.js';
 import { type Range, UsageChart } from './usage-chart.js';
@@ -22,7 +22,7 @@ function lastDays(now: Date): Range {
 
 export function KeyPage({ keyId }: { keyId: string }) {
   const { admin } = useSigned();
-  const { busy, notice, run } = useCall();
+  const { busy, notice, run, outage } = useCall();
   const [key, setKey] = useState<AdminKey | null>(null);
   const [usage, setUsage] = useState<KeyUsage | null>(null);
   const [readAt, setReadAt] = useState<string | null>(null);
@@ -41,12 +41,14 @@ export function KeyPage({ keyId }: { keyId: string }) {
     [admin, run, keyId, chosen],
   );
   const readKey = useCallback(
-    () => run(() => admin.getKey(keyId)).then((answer) => setKey(answer ?? null)),
+    () =>
+      run(() => admin.getKey(keyId)).then((answer) => {
+        if (answer) setKey(answer); // a read that failed keeps what was shown, beside its notice
+        return answer !== undefined;
+      }),
     [admin, run, keyId],
   );
-  useEffect(() => {
-    void readKey();
-  }, [readKey]);
+  useLoad(readKey, outage, [readKey]);
   useEffect(() => {
     if (!key) return;
     void readUsage();
@@ -114,34 +116,46 @@ export function KeyPage({ keyId }: { keyId: string }) {
   );
 }
 
+/**
+ * What the table shows of each running window, a row each, the windows side by side (a third window is a
+ * column more): so it fits a phone's width without breaking a word or a number.
+ */
+const windowMeasures: [string, (window: KeyUsage['windows'][number]) => string][] = [
+  ['Limit', (w) => count(w.limit)],
+  ['Used', (w) => count(w.used)],
+  ['Reserved', (w) => count(w.reserved ?? 0)],
+  ['Remaining', (w) => count(w.remaining)],
+  ['Resets', (w) => time(w.resetAt, 'no window running')],
+];
+
 function Windows({ usage, readAt }: { usage: KeyUsage; readAt: string | null }) {
   return (
     <section aria-labelledby="windows-title">
       <h2 id="windows-title">Running windows</h2>
-      <table>
+      <table class="windows">
         <caption>
           Read {time(readAt)}; read again every {refreshMs / 1000} seconds. A window starts at the key's first
           request in it: its day is 24 hours from then, not a UTC day as in the daily usage below.
         </caption>
         <thead>
           <tr>
-            <th scope="col">Window</th>
-            <th scope="col">Limit</th>
-            <th scope="col">Used</th>
-            <th scope="col">Reserved</th>
-            <th scope="col">Remaining</th>
-            <th scope="col">Resets</th>
+            <td />
+            {usage.windows.map((window) => (
+              <th key={window.name} scope="col">
+                {window.name}
+              </th>
+            ))}
           </tr>
         </thead>
         <tbody>
-          {usage.windows.map((window) => (
-            <tr key={window.name} data-window={window.name}>
-              <th scope="row">{window.name}</th>
-              <td>{count(window.limit)}</td>
-              <td>{count(window.used)}</td>
-              <td>{count(window.reserved ?? 0)}</td>
-              <td>{count(window.remaining)}</td>
-              <td>{time(window.resetAt, 'no window running')}</td>
+          {windowMeasures.map(([measure, shown]) => (
+            <tr key={measure} data-measure={measure}>
+              <th scope="row">{measure}</th>
+              {usage.windows.map((window) => (
+                <td key={window.name} data-window={window.name}>
+                  {shown(window)}
+                </td>
+              ))}
             </tr>
           ))}
         </tbody>

@@ -3,7 +3,16 @@
 // docs/decisions.md#console-chart.
 import type { DayUsage } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
-import { addDays, count, everyDay, maxRangeDays, requestsOf, scaleTop, usageCsv } from '../format.js';
+import {
+  addDays,
+  count,
+  everyDay,
+  isUtcDay,
+  maxRangeDays,
+  requestsOf,
+  scaleTop,
+  usageCsv,
+} from '../format.js';
 
 const width = 720;
 const height = 240;
@@ -162,12 +171,7 @@ export function UsageChart(props: {
 
 /** Why a range cannot be shown, in words, or '' when it can: UTC days as YYYY-MM-DD, in order, not too many. */
 export function rangeProblem(from: string, to: string): string {
-  const day = /^\d{4}-\d{2}-\d{2}$/;
-  const real = (text: string) => {
-    const at = Date.parse(`${text}T00:00:00Z`);
-    return day.test(text) && !Number.isNaN(at) && new Date(at).toISOString().startsWith(text);
-  };
-  if (!real(from) || !real(to)) return 'Write each day as YYYY-MM-DD (a UTC day).';
+  if (!isUtcDay(from) || !isUtcDay(to)) return 'Write each day as YYYY-MM-DD (a UTC day).';
   if (from > to) return 'From is after To.';
   if (addDays(from, maxRangeDays) <= to) return `At most ${maxRangeDays} days at once.`;
   return '';

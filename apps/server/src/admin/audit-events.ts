@@ -1,5 +1,5 @@
-// listAuditEvents: the audit trail (audit.ts), newest first, a page at a time, filtered by key, by the
-// admin token's name and by operation. The cursor is the last event's number, opaque to the caller.
+// listAuditEvents: the audit trail (audit.ts), newest first, a page at a time, filtered by key, by a part of
+// the admin token's name, by operation and by when. The cursor is the last event's number, opaque to the caller.
 import type { AuditEvent as AuditEventView, AuditPage } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
 import { HttpError } from '../http/http-error.js';
@@ -33,6 +33,9 @@ const view = (event: AuditEvent): AuditEventView => ({
   reset: event.reset as AuditEventView['reset'],
 });
 
+/** A date-time the contract let through, as the trail writes instants (ISO, UTC, milliseconds). */
+const instant = (value: unknown) => (typeof value === 'string' ? new Date(value).toISOString() : undefined);
+
 export const listAuditEvents = ({ store }: Pick<AdminDeps, 'store'>): RequestHandler =>
   async function listAuditEvents(req, res) {
     const limit = Number(req.query.limit); // the contract's default filled in by validation
@@ -40,6 +43,8 @@ export const listAuditEvents = ({ store }: Pick<AdminDeps, 'store'>): RequestHan
       keyId: req.query.keyId as string | undefined,
       actor: req.query.actor as string | undefined,
       operation: req.query.operation as string | undefined,
+      since: instant(req.query.since),
+      until: instant(req.query.until),
       before: typeof req.query.cursor === 'string' ? positionOf(req.query.cursor) : undefined,
       limit: limit + 1,
     });

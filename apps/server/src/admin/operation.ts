@@ -6,6 +6,7 @@ import { HttpError } from '../http/http-error.js';
 import type { RateLimiter } from '../limits/policy.js';
 import { type Quota, QuotaError } from '../plans.js';
 import { futureExpiry } from '../store/key-change.js';
+import { shownKey } from '../store/shown-key.js';
 import type { ApiKey, Store } from '../store/store.js';
 import type { UsageMeter } from '../usage/meter.js';
 import type { Audit } from './audit.js';
@@ -26,16 +27,8 @@ export const limitsOf = (quota: Quota): AdminKey['limits'] => ({
 
 /** A key as the admin contract shows it (AdminKey): never its secret. */
 export const view = (k: ApiKey): AdminKey => ({
-  id: k.id,
-  plan: k.plan,
+  ...shownKey(k),
   limits: limitsOf(k.quota),
-  label: k.label,
-  customerId: k.customerId,
-  createdAt: k.createdAt,
-  revokedAt: k.revokedAt,
-  lastUsedAt: k.lastUsedAt,
-  expiresAt: k.expiresAt,
-  disabledAt: k.disabledAt,
   previousSecretValidUntil:
     k.previousValidUntil !== null && k.previousValidUntil > new Date().toISOString()
       ? k.previousValidUntil

@@ -22,11 +22,14 @@ const refusals = {
 } as const;
 type RefusedKey = keyof typeof refusals;
 
-/** Why `key` cannot be used now, if it cannot (an expiry is judged at each request, not when cached). */
-const refusal = (key: ApiKey, now: string): RefusedKey | undefined =>
+/**
+ * Why `key` cannot be used now, if it cannot (an expiry is judged at each request, not when cached; the
+ * clock is read only for a key that has one).
+ */
+const refusal = (key: ApiKey): RefusedKey | undefined =>
   key.disabledAt !== null
     ? 'key_disabled'
-    : key.expiresAt !== null && key.expiresAt <= now
+    : key.expiresAt !== null && key.expiresAt <= new Date().toISOString()
       ? 'key_expired'
       : undefined;
 
@@ -45,11 +48,11 @@ export function identify(keys: KeyStore) {
     void keys.touch(id).catch(() => touched.delete(id)); // bookkeeping: never fails a request
   };
   return async function identify(req: Request, res: Response, next: NextFunction) {
-    const header = req.get('authorization');
+    const header = req.headers.authorization;
     if (header !== undefined && /^bearer(?: |$)/i.test(header)) {
       const token = bearer.exec(header)?.[1];
       const key = token === undefined ? undefined : await keys.verify(token);
-      const refused = key && refusal(key, new Date().toISOString());
+      const refused = key && refusal(key);
       if (refused) res.locals.refusedKey = refused;
       else if (key) {
         res.locals.apiKey = key;

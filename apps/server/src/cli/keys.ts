@@ -14,6 +14,7 @@ import { type Plan, planNames, QuotaError, quotaFor, type WindowName } from '../
 import { futureExpiry, keyAfter, termsDiffer } from '../store/key-change.js';
 import { openBackend } from '../store/open.js';
 import { StoreOpenError } from '../store/open-error.js';
+import { shownKey } from '../store/shown-key.js';
 import type { ApiKey } from '../store/store.js';
 import { dayMs, utcDay } from '../usage/days.js';
 import { keyUsage } from '../usage/report.js';
@@ -96,19 +97,7 @@ const openStore = async (mustExist = true) => {
     },
   };
 };
-const keyRecord = (k: ApiKey) => ({
-  id: k.id,
-  plan: k.plan,
-  perMinute: k.quota.perMinute,
-  perDay: k.quota.perDay,
-  label: k.label,
-  customerId: k.customerId,
-  createdAt: k.createdAt,
-  revokedAt: k.revokedAt,
-  lastUsedAt: k.lastUsedAt,
-  expiresAt: k.expiresAt,
-  disabledAt: k.disabledAt,
-});
+const keyRecord = (k: ApiKey) => ({ ...shownKey(k), perMinute: k.quota.perMinute, perDay: k.quota.perDay });
 
 const program = new Command('keys')
   .description('Manage Animal Store API keys (uses DATABASE_URL, and .env in the working directory)')

@@ -22,6 +22,9 @@ export function parseQueryOnce(req: Request, _res: Response, next: NextFunction)
  * a name with brackets is refused, never silently dropped (arrays repeat the name: `?id=3&id=4`).
  */
 export function plainQueryNames(req: Request, _res: Response, next: NextFunction) {
+  // A query with no bracket, plain or escaped, has no such name: one look at it, on every request.
+  const start = req.url.indexOf('?');
+  if (start < 0 || !/[[\]]|%5[bdBD]/.test(req.url.slice(start))) return next();
   for (const name of Object.keys(req.query)) {
     if (/[[\]]/.test(name)) {
       return next(

@@ -288,6 +288,12 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       flushTimer = undefined;
       await Promise.all([...batches].map(([id, batch]) => add(id, batch, false).catch(() => {})));
     },
+    /** The keys banned now, on any instance: those on the ban list whose ban of record runs. */
+    async bannedNow(): Promise<string[]> {
+      const ids = [...(await store.listed(banPrefix)).keys()].map((name) => name.slice(banPrefix.length));
+      const running = await Promise.all(ids.map(async (id) => ((await confirm(id)) > 0 ? id : undefined)));
+      return running.filter((id) => id !== undefined);
+    },
     async unban(id: string): Promise<void> {
       banCache.forget(id);
       refusals.forget(id);

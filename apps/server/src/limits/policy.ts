@@ -10,7 +10,7 @@ import { type WindowName, windowSeconds } from '../plans.js';
 import { keyBans, keyNames, shortestWaitMs } from './bans.js';
 import type { CounterStore } from './counter-store.js';
 import { admittedCount, leasedCount } from './lease-reports.js';
-import { recheckMs } from './lease-terms.js';
+import { holdMs, recheckMs } from './lease-terms.js';
 import { Leases, type WindowView } from './leases.js';
 
 /** A key's (or an address's) window in a decision: the window as leases.ts sees it, named. */
@@ -56,6 +56,8 @@ export interface RateLimiter {
   windowUsage(id: string, quota: { perMinute: number; perDay: number }): Promise<WindowUsage[]>;
   /** Milliseconds left in the key's ban of record, 0 when it is not banned. */
   banRemaining(id: string): Promise<number>;
+  /** The ids of the keys banned now, on any instance (the store's ban list, each ban of record confirmed). */
+  bannedNow(): Promise<string[]>;
   /** Ends the key's ban and clears its record of violations. */
   unban(id: string): Promise<void>;
   /**
@@ -135,9 +137,10 @@ type RefusalContext = {
 };
 
 /**
- * A 429 of the key's windows. While points of a refused window are held in other processes' leases
- * (`heldMs`), they may come back within it: the answer asks a wait of 1 s (the process asks the store
- * again by then, leases.ts), and is not the client's fault (no violation counted). A minute refusal
+ * A 429 of the key's windows. While points of a refused window are still held in other processes' leases
+ * (`heldMs`) at a request's last look (lookAgain), they may come back within a second: the answer asks a
+ * wait of 1 s (the process asks the store again by then, leases.ts), and is not the client's fault (no
+ * violation counted). A minute refusal
  * reads the day too (`day`): a key out of both is told the day's reset by every process, not only by
  * the one whose lease found the day used.
  *
@@ -224,7 +227,21 @@ export function createRateLimiter(
   lister.unref();
   void bans.readList();
 
-  async function consumeKey(subject: Extract<Subject, { kind: 'key' }>): Promise<Decision> {
+  /**
+   * A take refused while points of the window are held in other processes' leases (`heldMs`, at most
+   * holdMs) cannot tell yet whether they come back: the request waits until they would, and is decided
+   * again, so that its answer is an admission or the real wait (the window's end), not a guess of a second
+   * that a pool's every client met at each window's end. Points given back may be taken by another process
+   * before the look (a new hold): looked at again, up to `looks` times in all; on the last, a window still
+   * held is answered as it reads, 1 s.
+   */
+  const looks = 3;
+  const lookAgain = async <T>(heldMs: number, decide: () => Promise<T>): Promise<T> => {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(heldMs, holdMs)));
+    return decide();
+  };
+
+  async function consumeKey(subject: Extract<Subject, { kind: 'key' }>, look = 1): Promise<Decision> {
     const key = keyNames(subject.id);
     const peek = () => [
       state('minute', leases.peek(key.minute, subject.perMinute, ms('minute'))),
@@ -241,6 +258,8 @@ export function createRateLimiter(
     }
     // Minute first, and the day only when the minute admitted: a minute refusal must not burn day quota.
     const minute = await leases.take(key.minute, subject.perMinute, ms('minute'));
+    if (!minute.admitted && minute.heldMs > 0 && look < looks)
+      return lookAgain(minute.heldMs, () => consumeKey(subject, look + 1));
     if (!minute.admitted) {
       const [, day] = peek();
       // The day as the store has it where this process never took from it (its own view would show the
@@ -259,13 +278,16 @@ export function createRateLimiter(
     const day = await leases.take(key.day, subject.perDay, ms('day'));
     if (!day.admitted) {
       leases.untake(key.minute); // the request did not count after all
+      if (day.heldMs > 0 && look < looks) return lookAgain(day.heldMs, () => consumeKey(subject, look + 1));
       return limited.refuse(subject.id, exhausted(peek(), 'day'), day.heldMs);
     }
     return { allowed: true, windows: [state('minute', minute), state('day', day)] };
   }
 
-  async function consumeAddress(address: string): Promise<Decision> {
+  async function consumeAddress(address: string, look = 1): Promise<Decision> {
     const taken = await leases.take(`address:${address}`, options.anonymousPerMinute, ms('minute'));
+    if (!taken.admitted && taken.heldMs > 0 && look < looks)
+      return lookAgain(taken.heldMs, () => consumeAddress(address, look + 1));
     if (taken.admitted) return { allowed: true, windows: [state('minute', taken)] };
     const states = exhausted([state('minute', taken)], 'minute');
     return refused(states, now(), {
@@ -276,6 +298,7 @@ export function createRateLimiter(
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
     banRemaining: bans.confirm,
+    bannedNow: bans.bannedNow,
     windowUsage: (id, quota) => windowUsage(store, leases, id, quota),
     async unban(id) {
       limited.forget(id);

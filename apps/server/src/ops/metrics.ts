@@ -37,53 +37,55 @@ export type Metrics = {
   watchConnections(listener: string, open: () => number, max: number): void;
 };
 
-export function createMetrics(options: {
-  build: { version: string; contract: string; backend: string };
+/** What the gauges read at each scrape (createMetrics' options). */
+type ScrapeSources = {
   /** Why the rate limits run on this instance's memory now (a shared store out), or undefined. */
   degraded?: (() => string | undefined) | undefined;
   /** Whether the store answers now, as /readyz asks it (at each scrape). */
   ready?: (() => Promise<boolean>) | undefined;
   /** Store calls waiting for a connection now (at each scrape). */
   waiting?: (() => number) | undefined;
-}): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
-  const registers = [registry];
-  const tally = requestMetrics(registry, requestMetricNames, requestMetricHelp, durationBuckets);
-  const decisions = new Counter({
-    name: 'animal_store_rate_limit_decisions_total',
-    help: 'Rate-limit decisions: admitted, limited or banned, by plan (anonymous: no valid key)',
-    labelNames: ['plan', 'decision'],
-    registers,
-  });
-  const bans = new Counter({
-    name: 'animal_store_bans_started_total',
-    help: 'Temporary bans started, by plan',
-    labelNames: ['plan'],
-    registers,
-  });
+};
+
+/** The counters requests and operators' changes move. */
+function counters(registers: Registry[]) {
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new Counter<L>({ name, help, labelNames, registers });
+  const bans = counter('animal_store_bans_started_total', 'Temporary bans started, by plan', ['plan']);
   // Every plan's series from the start, at 0: increase() sees a plan's first bans after a start only from
   // a sample before them (a series born at 12 read as 2.06, and the ban alert never fired).
   for (const plan of planNames) bans.inc({ plan }, 0);
-  const storeErrors = new Counter({
-    name: 'animal_store_store_errors_total',
-    help: 'Requests answered 503 because the store (or the counters) could not be reached (unavailable) or written (disk_full, read_only)',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const adminChanges = new Counter({
-    name: 'animal_store_admin_changes_total',
-    help: 'Changes made through the admin API (each also logged as an audit record), by operation',
-    labelNames: ['operation'] as const,
-    registers,
-  });
-  const contractViolations = new Counter({
-    name: 'animal_store_contract_violations_total',
-    help: 'Responses that broke their contract (answered 500 instead, and logged), by API: public or admin',
-    labelNames: ['api'] as const,
-    registers,
-  });
-  const { degraded, ready } = options;
+  return {
+    decisions: counter(
+      'animal_store_rate_limit_decisions_total',
+      'Rate-limit decisions: admitted, limited or banned, by plan (anonymous: no valid key)',
+      ['plan', 'decision'],
+    ),
+    bans,
+    storeErrors: counter(
+      'animal_store_store_errors_total',
+      'Requests answered 503 because the store (or the counters) could not be reached (unavailable) or written (disk_full, read_only)',
+      ['reason'],
+    ),
+    adminChanges: counter(
+      'animal_store_admin_changes_total',
+      'Changes made through the admin API (each also logged as an audit record), by operation',
+      ['operation'],
+    ),
+    contractViolations: counter(
+      'animal_store_contract_violations_total',
+      'Responses that broke their contract (answered 500 instead, and logged), by API: public or admin',
+      ['api'],
+    ),
+  };
+}
+
+/** The gauges of the instance's state, each read at each scrape. */
+function stateGauges(
+  registers: Registry[],
+  { degraded, ready, waiting }: ScrapeSources,
+  connectionCounts: Map<string, { open: () => number; max: number }>,
+): void {
   if (ready) {
     new Gauge({
       name: 'animal_store_ready',
@@ -104,7 +106,6 @@ export function createMetrics(options: {
       this.set(degraded?.() ? 1 : 0);
     },
   });
-  const { waiting } = options;
   new Gauge({
     name: 'animal_store_store_waiting',
     help: "Store calls waiting for a connection now (PostgreSQL's pool full: raise DATABASE_POOL_SIZE, or the database is slow), at each scrape",
@@ -114,7 +115,6 @@ export function createMetrics(options: {
       this.set(waiting?.() ?? 0);
     },
   });
-  const connectionCounts = new Map<string, { open: () => number; max: number }>();
   new Gauge({
     name: 'animal_store_http_connections',
     help: 'Open client connections, by listener (public, admin), at each scrape',
@@ -135,6 +135,17 @@ export function createMetrics(options: {
       for (const [listener, { max }] of connectionCounts) this.set({ listener }, max);
     },
   });
+}
+
+export function createMetrics(
+  options: { build: { version: string; contract: string; backend: string } } & ScrapeSources,
+): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry }); // process CPU/memory, event-loop lag, GC
+  const registers = [registry];
+  const tally = requestMetrics(registry, requestMetricNames, requestMetricHelp, durationBuckets);
+  const connectionCounts = new Map<string, { open: () => number; max: number }>();
+  stateGauges(registers, options, connectionCounts);
   new Gauge({
     name: 'animal_store_build_info',
     help: 'The running service: its version, the contract version it serves, and its backend',
@@ -155,11 +166,7 @@ export function createMetrics(options: {
     registry,
     scrape: clusterScrape(registry),
     observe,
-    decisions,
-    bans,
-    storeErrors,
-    adminChanges,
-    contractViolations,
+    ...counters(registers),
     watchConnections: (listener, open, max) => void connectionCounts.set(listener, { open, max }),
   };
 }

@@ -1,6 +1,7 @@
 // The audit trail on both engines: its row (one column per field; before, after and reset as JSON text),
 // and listAuditEvents' query (the filters as one condition, newest first below a position), each engine
 // naming its parameters.
+import { plain } from './key-query.js';
 import type { Integer } from './rows.js';
 import type { AuditEvent, AuditFilter, AuditRecord } from './store.js';
 
@@ -55,20 +56,34 @@ export const toAuditEvent = (row: AuditRow): AuditEvent => ({
 /** A page's values by name: the filters (null where not given), the position, the limit. */
 export const auditPageValues = (query: AuditFilter & { before?: number | undefined; limit: number }) => ({
   keyId: query.keyId ?? null,
-  actor: query.actor ?? null,
+  // A part of the name; token names are ASCII (config.ts), so every engine's lower() folds them alike.
+  actor: query.actor === undefined ? null : `%${plain(query.actor.toLowerCase())}%`,
   operation: query.operation ?? null,
+  since: query.since ?? null,
+  until: query.until ?? null,
   before: query.before ?? Number.MAX_SAFE_INTEGER,
   limit: query.limit,
 });
 type AuditPageName = keyof ReturnType<typeof auditPageValues>;
 /** Every value's name, in one order (an engine with numbered parameters numbers them in it). */
-export const auditPageNames: readonly AuditPageName[] = ['keyId', 'actor', 'operation', 'before', 'limit'];
+export const auditPageNames: readonly AuditPageName[] = [
+  'keyId',
+  'actor',
+  'operation',
+  'since',
+  'until',
+  'before',
+  'limit',
+];
 
 /** The page's statement, given how the engine names each value. */
 export function auditPageQuery(at: (name: AuditPageName) => string): string {
-  const [keyId, actor, operation, before, limit] = auditPageNames.map(at);
+  const [keyId, actor, operation, since, until, before, limit] = auditPageNames.map(at);
   return `SELECT * FROM audit_events
-    WHERE (${keyId} IS NULL OR key_id = ${keyId}) AND (${actor} IS NULL OR actor_name = ${actor})
-      AND (${operation} IS NULL OR operation = ${operation}) AND id < ${before}
+    WHERE (${keyId} IS NULL OR key_id = ${keyId})
+      AND (${actor} IS NULL OR lower(actor_name) LIKE ${actor} ESCAPE '\\')
+      AND (${operation} IS NULL OR operation = ${operation})
+      AND (${since} IS NULL OR made_at >= ${since}) AND (${until} IS NULL OR made_at < ${until})
+      AND id < ${before}
     ORDER BY id DESC LIMIT ${limit}`;
 }

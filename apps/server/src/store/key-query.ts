@@ -1,5 +1,5 @@
-// listKeys' query on both engines: its filters (plan, customer, revocation, and the search `q`: the start
-// of an id, or words of a label or customer id) as one condition, each engine naming its parameters; its
+// listKeys' query on both engines: its filters (plan, customer, revocation, state, and the search `q`: the
+// start of an id, or words of a label or customer id) as one condition, each engine naming its parameters; its
 // order (oldest or newest first) as a position and a direction. The search matches the key's search text
 // (api_keys.search_text: its label and customer id as searchFold makes them, written with the key), so the
 // query and what it is matched against are folded by one rule on every engine, never by a database's
@@ -37,7 +37,8 @@ export const searchText = (label: string | null | undefined, customerId: string 
 export const keysWithoutSearchText = 'SELECT id, label, customer_id FROM api_keys WHERE search_text IS NULL';
 export type UnsearchableKey = { id: string; label: string | null; customer_id: string | null };
 
-const plain = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+/** `text` as LIKE matches it literally: its `%`, `_` and `\\` escaped (with ESCAPE '\\'). */
+export const plain = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The values of the filters, by the names `keyFilterClause` asks the engine to place. */
 export function keyFilterValues(filter: KeyFilter) {
@@ -51,6 +52,10 @@ export function keyFilterValues(filter: KeyFilter) {
     plan: filter.plan ?? null,
     customerId: filter.customerId ?? null,
     revoked: filter.revoked ?? null,
+    state: filter.state ?? null,
+    now: new Date().toISOString(),
+    // The banned keys' ids, each between commas (ids are hex: no LIKE wildcard in them).
+    banned: `,${(filter.banned ?? []).join(',')},`,
     contains: folded === undefined ? null : folded.trim() === '' ? '' : `%${folded}%`,
     prefix: lowered === undefined ? null : `${lowered}%`,
     legacy: lowered === undefined ? null : `%${lowered}%`,
@@ -62,6 +67,9 @@ export const keyFilterNames: readonly KeyFilterName[] = [
   'plan',
   'customerId',
   'revoked',
+  'state',
+  'now',
+  'banned',
   'contains',
   'prefix',
   'legacy',
@@ -69,10 +77,15 @@ export const keyFilterNames: readonly KeyFilterName[] = [
 
 /** The filters as one condition, given how the engine names each value (typed where it must be). */
 export function keyFilterClause(at: (name: KeyFilterName) => string): string {
-  const [plan, customer, revoked, contains, prefix, legacy] = keyFilterNames.map(at);
+  const [plan, customer, revoked, state, now, banned, contains, prefix, legacy] = keyFilterNames.map(at);
   return `(${plan} IS NULL OR plan = ${plan})
     AND (${customer} IS NULL OR customer_id = ${customer})
     AND (${revoked} IS NULL OR (revoked_at IS NOT NULL) = ${revoked})
+    AND (${state} IS NULL OR (${state} = 'revoked' AND revoked_at IS NOT NULL)
+      OR (revoked_at IS NULL AND ((${state} = 'disabled' AND disabled_at IS NOT NULL)
+        OR (${state} = 'expired' AND expires_at <= ${now})
+        OR (${state} = 'active' AND disabled_at IS NULL AND (expires_at IS NULL OR expires_at > ${now}))
+        OR (${state} = 'banned' AND ${banned} LIKE '%,' || id || ',%'))))
     AND (${contains} IS NULL OR id LIKE ${prefix} ESCAPE '\\' OR search_text LIKE ${contains} ESCAPE '\\'
       OR (search_text IS NULL AND (lower(label) LIKE ${legacy} ESCAPE '\\'
         OR lower(customer_id) LIKE ${legacy} ESCAPE '\\')))`;

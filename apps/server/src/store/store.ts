@@ -79,10 +79,16 @@ export type KeyFields = {
 };
 
 /** Which keys a list holds (key-query.ts). */
+export type KeyState = 'active' | 'banned' | 'disabled' | 'expired' | 'revoked';
+
 export type KeyFilter = {
   plan?: Plan | undefined;
   customerId?: string | undefined;
   revoked?: boolean | undefined;
+  /** Keys in this state now (the admin contract's listKeys `state`). */
+  state?: KeyState | undefined;
+  /** With state `banned`: the ids of the keys banned now (the limiter's ban list). */
+  banned?: readonly string[] | undefined;
   /** The start of an id, or a part of a label or customer id, the case of letters ignored. */
   search?: string | undefined;
 };
@@ -211,7 +217,15 @@ export type AuditRecord = {
 export type AuditEvent = AuditRecord & { id: number };
 
 /** Which audit events a page holds: those that match every filter given, numbered below `before`. */
-export type AuditFilter = { keyId?: string; actor?: string; operation?: string };
+export type AuditFilter = {
+  keyId?: string | undefined;
+  /** A part of the token's name, case ignored. */
+  actor?: string | undefined;
+  operation?: string | undefined;
+  /** ISO instants: made at or after `since`, before `until`. */
+  since?: string | undefined;
+  until?: string | undefined;
+};
 
 export interface AuditStore {
   add(record: AuditRecord): Promise<void>;

@@ -49,19 +49,31 @@ export async function keyUsage(
   };
 }
 
+/** How much of a window a key has used to be named near its limit (listKeys' `nearLimit`). */
+export const nearShare = 0.8;
+
 /**
- * Whether the key is refused now, as its usage reads it (a ban, a window used up: `remaining` 0), for a
- * list of keys (listKeys' `limited`); undefined when it is not.
+ * Where the key stands now, as its usage reads it, for a list of keys: refused (a ban, a window used up:
+ * `remaining` 0; listKeys' `limited`), or else near its limit (a window at least nearShare used:
+ * `nearLimit`), or neither.
  */
-export async function refusedNow(
+export async function standingNow(
   key: ApiKey,
   limiter: RateLimiter,
-): Promise<AdminKeyPage['limited'][number] | undefined> {
+): Promise<{
+  refused?: AdminKeyPage['limited'][number];
+  near?: AdminKeyPage['nearLimit'][number];
+}> {
   const [windows, banMs] = await Promise.all([
     limiter.windowUsage(key.id, key.quota),
     limiter.banRemaining(key.id),
   ]);
-  const usedUp = windows.filter((w) => w.resetAt > 0 && w.remaining === 0).map((w) => w.name);
-  if (banMs <= 0 && usedUp.length === 0) return undefined;
-  return { id: key.id, bannedUntil: iso(banMs > 0 ? Date.now() + banMs : 0), usedUp };
+  const running = windows.filter((w) => w.resetAt > 0);
+  const usedUp = running.filter((w) => w.remaining === 0).map((w) => w.name);
+  if (banMs > 0 || usedUp.length > 0)
+    return { refused: { id: key.id, bannedUntil: iso(banMs > 0 ? Date.now() + banMs : 0), usedUp } };
+  const near = running
+    .filter((w) => w.used >= w.limit * nearShare)
+    .map((w) => ({ name: w.name, percentUsed: Math.min(99, Math.floor((100 * w.used) / w.limit)) }));
+  return near.length > 0 ? { near: { id: key.id, windows: near } } : {};
 }

@@ -6,7 +6,7 @@ import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { fallbackEpoch } from '../../src/limits/counter-store.js';
 import { instancesCountMs } from '../../src/limits/insured.js';
@@ -16,6 +16,7 @@ import { migrationLock } from '../../src/store/postgres/database.js';
 import { backend, postgresUrl } from '../support/backends.js';
 import {
   call,
+  cleanupsAfterEach,
   expectServiceUnavailable,
   freshStore,
   holdWriteLock,
@@ -27,10 +28,7 @@ import { privateRedis } from '../support/private-redis.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** A TCP relay to host:port that can be cut (every connection dropped, port closed) and restored. */
 async function relay(host: string, port: number) {

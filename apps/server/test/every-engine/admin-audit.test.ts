@@ -8,7 +8,8 @@ import { call, freshStore, startServer, type TestServer, type TestStore } from '
 const billing = 'a'.repeat(40);
 const support = 'b'.repeat(40);
 const unnamed = 'c'.repeat(40);
-const adminTokens = [`billing:${billing}`, `support:${support}`, unnamed];
+const operations = 'd'.repeat(40);
+const adminTokens = [`billing:${billing}`, `support:${support}`, unnamed, `ops_EU:${operations}`];
 
 type Event = {
   id: number;
@@ -46,7 +47,7 @@ const post = (bearer: string, path: string, body?: unknown, requestId?: string) 
   as(bearer, requestId)(path, { method: 'POST', ...(body !== undefined && { body: JSON.stringify(body) }) });
 async function events(query: string, on: TestServer = server): Promise<Page> {
   const res = await call(`${on.adminUrl}/admin/v1/audit-events?${query}`, support);
-  expect(res.status).toBe(200);
+  expect([query, res.status, res.status === 200 ? '' : await res.clone().text()]).toEqual([query, 200, '']);
   return (await res.json()) as Page;
 }
 async function newKey(bearer = billing): Promise<string> {
@@ -198,6 +199,36 @@ describe('the audit trail', () => {
       cursor = page.nextCursor;
     }
     expect(pages).toEqual([['free', 'business', 'pro'], ['free']]);
+  });
+
+  it("finds a part of a token's name, its case ignored and `_` a plain character, and the events of a time range", async () => {
+    const [byBilling, byOps] = [await newKey(), await newKey(operations)];
+    const actorsOf = async (query: string) =>
+      (await events(`${query}&limit=100`)).events
+        .filter((e) => e.keyId === byBilling || e.keyId === byOps)
+        .map((e) => e.actor.name);
+    expect(await actorsOf('actor=ILL')).toEqual(['billing']);
+    expect(await actorsOf('actor=ops_eu')).toEqual(['ops_EU']);
+    expect(await actorsOf('actor=s_E')).toEqual(['ops_EU']);
+    expect(await actorsOf('actor=_')).toEqual(['ops_EU']); // not a wildcard: billing holds no `_`
+    expect(await actorsOf('actor=%25')).toEqual([]);
+
+    const [made] = (await events(`keyId=${byOps}`)).events;
+    const at = Date.parse(made?.at ?? '');
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const within = async (range: string) => (await events(`keyId=${byOps}&${range}`)).events.length;
+    expect(await within(`since=${iso(at)}`)).toBe(1); // at or after
+    expect(await within(`since=${iso(at + 1)}`)).toBe(0);
+    expect(await within(`until=${iso(at)}`)).toBe(0); // before
+    expect(await within(`until=${iso(at + 1)}`)).toBe(1);
+    expect(await within(`since=${iso(at - 60_000)}&until=${iso(at + 60_000)}`)).toBe(1);
+    // Another zone's spelling of the same instant is that instant.
+    const offset = iso(at + 3_600_000).replace('Z', '+01:00');
+    expect(await within(`since=${encodeURIComponent(offset)}`)).toBe(1);
+    for (const query of ['since=yesterday', 'until=2026-13-01T00:00:00Z']) {
+      const res = await call(`${server.adminUrl}/admin/v1/audit-events?${query}`, billing);
+      expect([query, res.status]).toEqual([query, 400]);
+    }
   });
 
   it('refuses a cursor it did not make, and an unknown operation, with the Error shape', async () => {

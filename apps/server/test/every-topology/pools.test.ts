@@ -4,36 +4,16 @@
 // the limit and is never banned; clients hammering a key are never admitted past its limit; a client that
 // keeps sending while refused is banned once, after the grace.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKey, enterprise } from '@animal-store/test-support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { recheckMs } from '../../src/limits/lease-terms.js';
-import {
-  call,
-  freshStore,
-  type ServerProcess,
-  serverDist,
-  startProcess,
-  type TestStore,
-} from '../support/harness.js';
+import { call, fleetForFile, keyOn } from '../support/harness.js';
 
-let store: TestStore;
-let servers: ServerProcess[] = [];
-beforeAll(async () => {
-  store = await freshStore();
-  // A Redis shared by every suite of a loaded machine may answer past the default 500 ms: the processes
-  // wait up to 2 s for it, so that what is measured is the limits while it answers, not each process's
-  // share during an outage (as the other multi-process suites do).
-  const env = { ...store, NODE_ENV: 'production', LOG_LEVEL: 'warn', REDIS_COMMAND_TIMEOUT_MS: '2000' };
-  servers = await Promise.all(Array.from({ length: 4 }, () => startProcess(env)));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-});
+const fleet = fleetForFile(4);
+const { servers } = fleet;
 
 const { ban } = loadConfig({}).limits;
-const keyOf = async (perMinute: number) =>
-  (await createKey(serverDist, { ...store }, ...enterprise(perMinute, 100_000))).key;
+const keyOf = (perMinute: number) => keyOn(fleet.store, perMinute);
 
 type Answer = { status: number; code?: string; retryAfter: number; at: number };
 async function send(i: number, key: string): Promise<Answer> {
@@ -51,10 +31,11 @@ const banLines = () =>
   servers.flatMap((s) => s.output().split('\n')).filter((l) => l.includes('key banned for sending'));
 
 describe('real traffic on one key over four processes', () => {
-  it('a pool of 50 obedient clients gets exactly the limit and is never banned', async () => {
+  it('a pool of 50 obedient clients gets exactly the limit, is never banned, and is told the real wait', async () => {
     const key = await keyOf(200);
     const bansBefore = banLines().length;
     let admitted = 0;
+    let lastAdmittedAt = 0;
     const refusals: Answer[] = [];
     const finals: Answer[] = [];
     // Each client sends back to back; told a second (points held elsewhere), it waits and goes on; told
@@ -65,6 +46,7 @@ describe('real traffic on one key over four processes', () => {
           const answer = await send(client + i, key);
           if (answer.status === 200) {
             admitted++;
+            lastAdmittedAt = Math.max(lastAdmittedAt, answer.at);
             continue;
           }
           refusals.push(answer);
@@ -77,6 +59,10 @@ describe('real traffic on one key over four processes', () => {
     expect(new Set(refusals.map((a) => a.code))).toEqual(new Set(['rate_limited']));
     expect(finals).toHaveLength(50);
     for (const final of finals) expect(final.retryAfter).toBeLessThanOrEqual(60);
+    // Every 429 tells the real wait: one that asked a second (points held elsewhere) was followed by an
+    // admission; once the last was admitted, every refusal asks for the window's end.
+    const shortAfterLast = refusals.filter((a) => a.at > lastAdmittedAt && a.retryAfter <= 1);
+    expect(shortAfterLast.length, 'refusals asking 1 s after the window was used').toBe(0);
     expect(banLines()).toHaveLength(bansBefore);
   });
 

@@ -4,35 +4,14 @@
 // the only 429s it meets ask at most about a second (points held in another process's lease come back
 // within holdMs); the headers never say 0 while a request is still admitted, and never rise between one
 // process's answers.
-import { createKey, enterprise } from '@animal-store/test-support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { holdMs } from '../../src/limits/lease-terms.js';
-import {
-  call,
-  freshStore,
-  type ServerProcess,
-  serverDist,
-  startProcess,
-  type TestStore,
-} from '../support/harness.js';
+import { call, fleetEnv, fleetForFile, keyOn, startProcess } from '../support/harness.js';
 
-let store: TestStore;
-let servers: ServerProcess[] = [];
-beforeAll(async () => {
-  store = await freshStore();
-  // Threshold 1: a client that were refused twice for nothing in a minute would be banned.
-  const env = {
-    ...store,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_BAN_THRESHOLD: '1',
-    RATE_LIMIT_BAN_GRACE_SECONDS: '0',
-  };
-  servers = await Promise.all(Array.from({ length: 4 }, () => startProcess(env)));
-});
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()));
-});
+// Threshold 1: a client that were refused twice for nothing in a minute would be banned.
+const strict = { RATE_LIMIT_BAN_THRESHOLD: '1', RATE_LIMIT_BAN_GRACE_SECONDS: '0' };
+const fleet = fleetForFile(4, strict);
+const { servers } = fleet;
 
 /** Which of the four answers request `i` (the admitted count so far is `admitted`). */
 type Spread = (i: number, admitted: number) => number;
@@ -92,8 +71,7 @@ function expectWholePlan(answers: Answer[], limit: number) {
   }
 }
 
-const keyOf = async (perMinute: number, perDay: number) =>
-  (await createKey(serverDist, { ...store }, ...enterprise(perMinute, perDay))).key;
+const keyOf = (perMinute: number, perDay: number) => keyOn(fleet.store, perMinute, perDay);
 
 const roundRobin: Spread = (i) => i % 4;
 
@@ -130,13 +108,7 @@ describe('a client that obeys Retry-After, spread over four processes on one sto
 
   it('one process stopping gracefully mid-window: the others admit the rest of the limit', async () => {
     const key = await keyOf(200, 10_000);
-    const extra = await startProcess({
-      ...store,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_BAN_THRESHOLD: '1',
-      RATE_LIMIT_BAN_GRACE_SECONDS: '0',
-    });
+    const extra = await startProcess(fleetEnv(fleet.store, strict));
     servers.push(extra);
     try {
       let stopped = false;

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { recheckMs } from '../../src/limits/lease-terms.js';
 import {
   call,
   freshStore,
@@ -6,6 +7,7 @@ import {
   startProcess,
   startServer,
   type TestServer,
+  tokenParts,
 } from '../support/harness.js';
 
 const open: TestServer[] = [];
@@ -193,6 +195,24 @@ describe('temporary ban', () => {
     await new Promise((r) => setTimeout(r, 2_100));
     // The ban is over; the minute window is still exhausted.
     expect((await (await list(server, key)).json()).code).toBe('rate_limited');
+  });
+
+  it("reaches another instance that never refused the key, by the ban list, within the list's second", async () => {
+    const store = await freshStore();
+    const limits = { ban: { threshold: 2, seconds: 600, graceSeconds: 0 } };
+    const [a, b] = [await serve({ store, limits }), await serve({ store, limits })];
+    const key = await a.key({ perMinute: 1, perDay: 100 });
+    expect((await list(a, key)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await (await list(a, key)).json()).code).toBe('rate_limited');
+    expect((await (await list(a, key)).json()).code).toBe('temporarily_banned');
+    // The windows start over behind the API, the ban kept: `b` could take points from the store, so only
+    // the ban list tells it the key is banned before its first take.
+    await a.limiter.resetWindows(tokenParts(key).id, ['minute', 'day']);
+    await new Promise((r) => setTimeout(r, recheckMs + 500)); // the list's second: the bound is the promise
+    const res = await list(b, key);
+    expect(res.status).toBe(429);
+    expect((await res.json()).code).toBe('temporarily_banned');
+    expect(int(res, 'retry-after')).toBeGreaterThan(590);
   });
 });
 

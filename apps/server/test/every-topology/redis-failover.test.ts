@@ -4,10 +4,11 @@
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
 import { freePort } from '@animal-store/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
 import {
   call,
+  cleanupsAfterEach,
   freshStore,
   startProcess,
   startServer,
@@ -17,10 +18,7 @@ import {
 import { startCluster, startSentinels } from '../support/redis-topologies.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const cleanups: (() => Promise<unknown> | unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const cleanups = cleanupsAfterEach();
 
 /** Requests on `key` from eight loops over the instances, until stopped: every answer's status, or the error. */
 function load(servers: TestServer[], key: string) {

@@ -50,7 +50,6 @@ describe(`Node.js ${process.version}`, () => {
         DATABASE_URL: tempDatabase(),
       },
       ready: (output) => listeningUrl(output) !== undefined,
-      timeoutMs: 20_000,
     });
     stoppers.push(server.stop);
     const url = listeningUrl(server.output()) as string;

@@ -52,7 +52,6 @@ describe('the starts in docs/scaling-out.md', () => {
       cwd: repo,
       env: readersEnv(),
       ready: (output) => /pid=\d+/.test(output) && listeningUrl(output) !== undefined,
-      timeoutMs: 20_000,
     });
     started.push(shell);
     const pid = Number(/pid=(\d+)/.exec(shell.output())?.[1]);
@@ -77,7 +76,6 @@ describe('the systemd unit in docs/running.md', () => {
       cwd: repo,
       env: { ...readersEnv(), PORT: '0' },
       ready: (output) => listeningUrl(output) !== undefined,
-      timeoutMs: 20_000,
     });
     started.push(server);
     const url = listeningUrl(server.output()) as string;

@@ -7,7 +7,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type ServerProcess, startServerProcess } from '@animal-store/test-support';
+import { createKey, enterprise, type ServerProcess, startServerProcess } from '@animal-store/test-support';
 
 export { call, launchChromium, type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
@@ -113,6 +113,8 @@ export async function startServer(
     /** The admin API's origin (with adminTokens), e.g. `http://127.0.0.1:40387`. */
     adminUrl: adminServer ? `http://127.0.0.1:${(adminServer.address() as AddressInfo).port}` : '',
     meter,
+    /** The limiter, for what an operator does behind the API (start a key's windows over, its ban kept). */
+    limiter: service.limiter,
     /** The public app and the admin app (whose middleware stacks a test can read). */
     app: service.app,
     adminApp: service.adminApp,
@@ -169,6 +171,47 @@ export const serverDist = fileURLToPath(new URL('../../dist/', import.meta.url))
 /** Starts the built server as a child process on an ephemeral port, under `wrapper` if any. */
 export const startProcess = (env: Record<string, string>, wrapper: string[] = []): Promise<ServerProcess> =>
   startServerProcess(serverDist, env, wrapper);
+
+/** The environment of a fleet's process on `store` (see fleetForFile), with `env` added. */
+export const fleetEnv = (store: TestStore, env: Record<string, string> = {}): Record<string, string> => ({
+  ...store,
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  REDIS_COMMAND_TIMEOUT_MS: '2000',
+  ...env,
+});
+
+/**
+ * `n` built servers on one fresh store for a whole file (started before its tests, stopped after them),
+ * with `env` added to production, warn logs, and Redis given the 2 s a loaded machine may need (past the
+ * default 500 ms an instance runs on its own share by design, which is not what these suites measure).
+ * `servers` is filled in place: a test may add one of its own, and take it off once stopped.
+ */
+export function fleetForFile(n: number, env: Record<string, string> = {}) {
+  const fleet = { store: {} as TestStore, servers: [] as ServerProcess[] };
+  beforeAll(async () => {
+    fleet.store = await freshStore();
+    const all = fleetEnv(fleet.store, env);
+    fleet.servers.push(...(await Promise.all(Array.from({ length: n }, () => startProcess(all)))));
+  });
+  afterAll(async () => {
+    await Promise.all(fleet.servers.map((s) => s.stop()));
+  });
+  return fleet;
+}
+
+/** An enterprise key of `perMinute` and `perDay`, made on `store` by the built keys CLI. */
+export const keyOn = async (store: TestStore, perMinute: number, perDay = 100_000) =>
+  (await createKey(serverDist, { ...store }, ...enterprise(perMinute, perDay))).key;
+
+/** What a test undoes after it, last first (registered as each part is made): run after each test. */
+export function cleanupsAfterEach(): (() => Promise<unknown> | unknown)[] {
+  const cleanups: (() => Promise<unknown> | unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return cleanups;
+}
 
 /** startProcess for a test file whose processes are all stopped after each test (one already gone is skipped). */
 export function processesStoppedAfterEach(): typeof startProcess {

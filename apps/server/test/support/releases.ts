@@ -78,7 +78,6 @@ export async function startRelease(release: OldRelease, env: Record<string, stri
   const spawned = await spawnUntilReady(release.node, [release.main], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
     ready: (output) => output.includes('"msg":"listening"'),
-    timeoutMs: 20_000,
   });
   return { ...spawned, url: /"url":"([^"]+)"/.exec(spawned.output())?.[1] as string };
 }

@@ -1,11 +1,12 @@
 // listKeys: the keys in creation order (oldest or newest first), a page at a time (an opaque cursor), filtered
-// by plan, customer, revocation and a search (id, label, customer: store/key-query.ts), how many in all, and
-// which of the page are refused now (banned, a window used up).
+// by plan, customer, revocation, state (banned: by the limiter's ban list) and a search (id, label,
+// customer: store/key-query.ts), how many in all, and which of the page are refused now (banned, a window
+// used up) or near their limit.
 import type { RequestHandler } from 'express';
 import { HttpError } from '../../http/http-error.js';
 import type { Plan } from '../../plans.js';
-import type { ApiKey } from '../../store/store.js';
-import { refusedNow } from '../../usage/report.js';
+import type { ApiKey, KeyState } from '../../store/store.js';
+import { standingNow } from '../../usage/report.js';
 import { type AdminDeps, view } from '../operation.js';
 
 /** An opaque position in creation order: base64url of `[createdAt, id]`. */
@@ -35,10 +36,13 @@ export const listKeys = ({ store, limiter }: AdminDeps): RequestHandler =>
   async function listKeys(req, res) {
     const limit = Number(req.query.limit); // the contract's defaults filled in by validation
     const revoked = req.query.revoked === undefined ? undefined : String(req.query.revoked) === 'true';
+    const state = req.query.state as KeyState | undefined;
     const filter = {
       plan: req.query.plan as Plan | undefined,
       customerId: req.query.customerId as string | undefined,
       revoked,
+      state,
+      banned: state === 'banned' ? await limiter.bannedNow() : undefined,
       search: req.query.q as string | undefined,
     };
     const [page, total] = await Promise.all([
@@ -52,11 +56,12 @@ export const listKeys = ({ store, limiter }: AdminDeps): RequestHandler =>
     ]);
     const shown = page.slice(0, limit);
     const last = shown.at(-1);
-    const refused = await Promise.all(shown.map((key) => refusedNow(key, limiter)));
+    const standings = await Promise.all(shown.map((key) => standingNow(key, limiter)));
     res.json({
       keys: shown.map(view),
       nextCursor: page.length > limit && last ? cursorOf(last) : null,
       total,
-      limited: refused.filter((key) => key !== undefined),
+      limited: standings.flatMap(({ refused }) => refused ?? []),
+      nearLimit: standings.flatMap(({ near }) => near ?? []),
     });
   };

@@ -54,6 +54,9 @@ function sentinelConnector(
   } as unknown as RedisOptions['Connector'];
 }
 
+/** ioredis, loaded when Redis is configured (a start without it never loads it). */
+const loadIoredis = () => import('ioredis');
+
 /** A client of any topology: the commands the counters send are the same. */
 export type RedisClient = Redis | Cluster;
 
@@ -61,15 +64,26 @@ export type RedisClient = Redis | Cluster;
  * The connected client. Unreachable at start is a configuration error (StoreOpenError naming REDIS_URL);
  * lost later, the counters fall back to memory (counters.ts).
  */
-export async function connectRedis(
+export async function connectRedis(config: RedisConfig, logger: Logger): Promise<RedisClient> {
+  const ioredis = await loadIoredis();
+  let started = false;
+  const client = newClient(ioredis, config, logger, () => started);
+  await ready(client, config.address);
+  started = true;
+  return client;
+}
+
+/** A client of the configured topology, not connected yet (`started`: whether the start is over). */
+function newClient(
+  ioredis: Awaited<ReturnType<typeof loadIoredis>>,
   { address, commandTimeoutMs }: RedisConfig,
   logger: Logger,
-): Promise<RedisClient> {
+  started: () => boolean,
+): RedisClient {
   // No offline queue and no resending: a request must not wait behind a dead connection (counters.ts falls
   // back instead). A connection that leaves a command unanswered for the command timeout is destroyed and
   // replaced (socketTimeout): after a silent partition TCP would resume it only after its back-off, tens
   // of seconds. Reconnection tries at least once a second, each connect given reconnectTimeoutMs.
-  const ioredis = await import('ioredis');
   const credentials = {
     ...(address.username && { username: address.username }),
     ...(address.password && { password: address.password }),
@@ -85,10 +99,8 @@ export async function connectRedis(
     reconnectOnError: (error) => (/^READONLY/.test(error.message) ? 1 : false),
   };
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1_000);
-  let client: RedisClient;
-  let started = false;
   if (address.topology === 'cluster') {
-    client = new ioredis.Cluster(address.nodes, {
+    return new ioredis.Cluster(address.nodes, {
       enableOfflineQueue: false,
       lazyConnect: true,
       redisOptions: { ...connection, ...credentials },
@@ -100,37 +112,39 @@ export async function connectRedis(
       retryDelayOnTryAgain: 100,
       slotsRefreshTimeout: reconnectTimeoutMs,
     });
-  } else {
-    const common = {
-      ...connection,
-      ...credentials,
-      enableOfflineQueue: false,
-      lazyConnect: true,
-      retryStrategy,
-    };
-    client =
-      address.topology === 'sentinel'
-        ? new ioredis.Redis({
-            ...common,
-            sentinels: address.sentinels,
-            name: address.primaryName,
-            role: 'master',
-            ...(address.sentinelUsername && { sentinelUsername: address.sentinelUsername }),
-            ...(address.sentinelPassword && { sentinelPassword: address.sentinelPassword }),
-            ...(address.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
-            sentinelRetryStrategy: retryStrategy,
-            // A Sentinel that is connected and answers nothing (stopped, overloaded) is given up on, and the
-            // next one asked: else a move to a new primary waited on it for as long as it stayed silent
-            // (the instances stayed degraded: 72 s measured from outside, 15 s+ in the test on a loaded
-            // machine). Never under 2 s: a slow Sentinel is not a silent one.
-            sentinelCommandTimeout: Math.max(2_000, commandTimeoutMs),
-            // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
-            // at the old primary's first refusal or silence.
-            failoverDetector: true,
-            Connector: sentinelConnector(ioredis, logger, () => started),
-          })
-        : new ioredis.Redis(address.url, common);
   }
+  const common = {
+    ...connection,
+    ...credentials,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    retryStrategy,
+  };
+  return address.topology === 'sentinel'
+    ? new ioredis.Redis({
+        ...common,
+        sentinels: address.sentinels,
+        name: address.primaryName,
+        role: 'master',
+        ...(address.sentinelUsername && { sentinelUsername: address.sentinelUsername }),
+        ...(address.sentinelPassword && { sentinelPassword: address.sentinelPassword }),
+        ...(address.tls && { enableTLSForSentinelMode: true, sentinelTLS: {} }),
+        sentinelRetryStrategy: retryStrategy,
+        // A Sentinel that is connected and answers nothing (stopped, overloaded) is given up on, and the
+        // next one asked: else a move to a new primary waited on it for as long as it stayed silent
+        // (the instances stayed degraded: 72 s measured from outside, 15 s+ in the test on a loaded
+        // machine). Never under 2 s: a slow Sentinel is not a silent one.
+        sentinelCommandTimeout: Math.max(2_000, commandTimeoutMs),
+        // Subscribed to the Sentinels' +switch-master: a failover moves the connection at once, not
+        // at the old primary's first refusal or silence.
+        failoverDetector: true,
+        Connector: sentinelConnector(ioredis, logger, started),
+      })
+    : new ioredis.Redis(address.url, common);
+}
+
+/** Waits for the client to be ready within the start's deadline; else disconnects it and says why. */
+async function ready(client: RedisClient, address: RedisConfig['address']): Promise<void> {
   let reason: string | undefined;
   let deadline: NodeJS.Timeout | undefined;
   let refused: (() => void) | undefined;
@@ -151,8 +165,6 @@ export async function connectRedis(
         reason ??= error.message;
       });
     });
-    started = true;
-    return client;
   } catch {
     client.disconnect();
     throw new StoreOpenError(

@@ -43,18 +43,63 @@ describe('listKeys', () => {
     expect(revoked.keys.map((k) => k.id)).toEqual([ids[4]]);
   });
 
-  it('names the keys of the page refused now: banned until when, or a window used up; the others not at all', async () => {
+  it('filters by state now: active, banned (on any instance, until unbanned), disabled, expired, revoked; counted in total', async () => {
+    const customerId = `cus_state_${Date.now()}`;
+    const idOf = async (fields: Record<string, unknown>) =>
+      (await createKey({ plan: 'free', customerId, ...fields })).key.id;
+    const active = await idOf({});
+    const disabled = await idOf({});
+    expect(
+      (await adminCall(`/keys/${disabled}`, { method: 'PATCH', body: '{"disabled":true}' })).status,
+    ).toBe(200);
+    const expired = await idOf({ expiresAt: new Date(Date.now() + 1_000).toISOString() });
+    const revoked = await idOf({});
+    expect((await post(`/keys/${revoked}/revoke`)).status).toBe(200);
+    const banned = (await bannedKey({ customerId })).key.id;
+    type Page = { keys: { id: string }[]; total: number };
+    const inState = async (query: string) => {
+      const res = await adminCall(`/keys?customerId=${customerId}&${query}`);
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as Page;
+      expect(page.total).toBe(page.keys.length);
+      return page.keys.map((k) => k.id);
+    };
+    // The expiry falls due a second after the create: the list says so from then on.
+    await expect.poll(() => inState('state=expired'), { timeout: 10_000 }).toEqual([expired]);
+    expect(await inState('state=active')).toEqual([active, banned]); // a banned key is active, and banned
+    expect(await inState('state=banned')).toEqual([banned]);
+    expect(await inState('state=disabled')).toEqual([disabled]);
+    expect(await inState('state=revoked')).toEqual([revoked]);
+    expect(await inState('state=revoked&revoked=false')).toEqual([]);
+    expect((await post(`/keys/${banned}/unban`)).status).toBe(204);
+    expect(await inState('state=banned')).toEqual([]);
+    const unknown = await adminCall('/keys?state=sleeping');
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ code: 'invalid_request', status: 400 });
+  });
+
+  it('names the keys of the page refused now (banned until when, or a window used up) and those near their limit (a window 80 % used or more); the others not at all', async () => {
     const customerId = `cus_limited_${Date.now()}`;
     const calm = (await createKey({ plan: 'free', customerId })).key.id;
     const spent = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 }, customerId });
     expect((await call(`${suite.server.url}/v1/pets`, spent.secret)).status).toBe(200);
+    const sendAs = async (secret: string, n: number) => {
+      for (let i = 0; i < n; i++)
+        expect((await call(`${suite.server.url}/v1/pets`, secret)).status).toBe(200);
+    };
+    const tens = () => createKey({ plan: 'enterprise', limits: { perMinute: 10, perDay: 100 }, customerId });
+    const [near, below] = [await tens(), await tens()];
+    await sendAs(near.secret, 8);
+    await sendAs(below.secret, 7);
     type Page = {
       keys: { id: string }[];
       limited: { id: string; bannedUntil: string | null; usedUp: string[] }[];
+      nearLimit: { id: string; windows: { name: string; percentUsed: number }[] }[];
     };
-    const page = (await (await adminCall(`/keys?customerId=${customerId}`)).json()) as Page;
-    expect(page.keys.map((k) => k.id)).toEqual([calm, spent.key.id]);
+    const page = (await (await adminCall(`/keys?customerId=${customerId}&order=oldest`)).json()) as Page;
+    expect(page.keys.map((k) => k.id)).toEqual([calm, spent.key.id, near.key.id, below.key.id]);
     expect(page.limited).toEqual([{ id: spent.key.id, bannedUntil: null, usedUp: ['minute'] }]);
+    expect(page.nearLimit).toEqual([{ id: near.key.id, windows: [{ name: 'minute', percentUsed: 80 }] }]);
     const banned = (await bannedKey()).key.id;
     const found = (await (await adminCall(`/keys?q=${banned}`)).json()) as Page;
     expect(found.limited).toEqual([{ id: banned, bannedUntil: expect.any(String), usedUp: ['minute'] }]);

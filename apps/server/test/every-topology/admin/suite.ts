@@ -34,8 +34,8 @@ export function adminSuite() {
     return (await res.json()) as { key: { id: string; plan: string }; secret: string };
   };
   /** A key that went on past its 1 a minute and was banned (the suite bans at the first violation). */
-  async function bannedKey() {
-    const created = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 } });
+  async function bannedKey(fields: Record<string, unknown> = {}) {
+    const created = await createKey({ plan: 'enterprise', limits: { perMinute: 1, perDay: 100 }, ...fields });
     const codes: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await call(`${server().url}/v1/pets`, created.secret);
