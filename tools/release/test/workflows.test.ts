@@ -227,4 +227,37 @@ describe('.ci/run', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('names each failed test once at the end of the run, where the tail of a CI log shows it', () => {
+    const run = readFileSync(fileURLToPath(new URL('../../../.ci/run', import.meta.url)), 'utf8');
+    expect(run).toContain('sh scripts/failed-tests.sh "$log"');
+    expect(run.indexOf('failed-tests.sh')).toBeGreaterThan(run.indexOf('slowest-files.sh "$log"'));
+    const script = fileURLToPath(new URL('../../../scripts/failed-tests.sh', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'ci-log-'));
+    try {
+      const failed =
+        '\x1b[41m\x1b[1m FAIL \x1b[22m\x1b[49m \x1b[30m\x1b[46m sqlite \x1b[49m\x1b[39m test/p.test.ts\x1b[2m > \x1b[22mthe command line\x1b[2m > \x1b[22m--version exits 0';
+      const lines = [
+        '@animal-store/server:test:  \x1b[32m✓\x1b[39m sqlite test/f.test.ts (3 tests) 1000ms',
+        failed, // the runs outside turbo (the other Node lines) have no package in front
+        failed,
+        `@animal-store/console:test: ${failed.replace('p.test.ts', 'c.test.tsx')}`,
+        ' FAIL  postgres  test/broken.test.ts [ test/broken.test.ts ]', // a file that failed to load
+        '@animal-store/server:test:      ✓ a test named FAIL 5000ms',
+      ];
+      writeFileSync(join(dir, 'log'), `${lines.join('\n')}\n`);
+      const printed = spawnSync('sh', [script, join(dir, 'log')], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n');
+      expect(printed).toEqual([
+        'sqlite  test/p.test.ts > the command line > --version exits 0',
+        '@animal-store/console sqlite  test/c.test.tsx > the command line > --version exits 0',
+        'postgres  test/broken.test.ts [ test/broken.test.ts ]',
+      ]);
+      writeFileSync(join(dir, 'log'), `${lines[0]}\n`);
+      expect(spawnSync('sh', [script, join(dir, 'log')], { encoding: 'utf8' }).stdout).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
