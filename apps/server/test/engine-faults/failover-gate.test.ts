@@ -2,6 +2,7 @@
 // again only once the connection is on the primary the Sentinels named. Here the Sentinels' word is given by
 // hand (failover.started / failover.ended) and the connection stays where it is, as it does on a demoted
 // primary that ioredis has not left yet: that one answers a ping, and refuses every write.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,7 +13,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function counters() {
   const store = await freshStore();

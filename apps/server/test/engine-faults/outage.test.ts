@@ -1,7 +1,9 @@
 // Backend outages, for real: PostgreSQL cut off mid-run (a TCP relay between the service and the real
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
+
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -25,8 +27,6 @@ import {
   tokenParts,
 } from '../support/harness.js';
 import { privateRedis } from '../support/private-redis.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const cleanups = cleanupsAfterEach();
 

@@ -2,8 +2,10 @@
 // the built server as real processes: no request waits past the documented bound whatever the network
 // does, one Idempotency-Key never yields two pets (a stranded transaction cannot commit once its claim was
 // taken over), and repeated Redis blips neither eat a key's quota nor keep shared limits away after a heal.
+
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,7 +18,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The statement timeout the suite runs with, and the bound every request must keep: it + 1 s. */
 const statementTimeoutMs = 1_500;

@@ -2,12 +2,14 @@
 // backends terminated mid-transaction (pg_terminate_backend), and a private PostgreSQL cluster (initdb on a
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
+
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,7 +24,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Load = {
   statuses: Map<number, number>;

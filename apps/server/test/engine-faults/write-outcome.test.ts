@@ -3,7 +3,9 @@
 // PostgreSQL runs a TCP proxy of the test's own: the INSERT is held by a table lock, the proxy's connections
 // are cut, then the lock is released, and PostgreSQL commits the INSERT it had received (as it does when
 // PgBouncer dies under a statement).
+
 import { createServer, type Socket, connect as tcpConnect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, freshStore } from '../support/backends.js';
@@ -13,7 +15,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A TCP proxy to `target` on an ephemeral port; `cut()` ends every connection through it at once. */
 async function proxyTo(target: URL) {

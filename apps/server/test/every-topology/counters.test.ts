@@ -2,6 +2,7 @@
 // algorithm over them: partial grants at the limit, windows that end (short windows, real time), points
 // given back, marks (bans) and their list, reads and sweeps. The same operations, the same answers, on
 // SQLite, PostgreSQL and Redis.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -19,7 +20,6 @@ beforeAll(async () => {
 });
 afterAll(() => opened.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const window = 400; // ms: short windows, so that they really end during the test
 
 /**

@@ -3,6 +3,7 @@
 // Cluster of three primaries with a replica each (a primary killed, then a slot moved key by key). Run by
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
@@ -17,7 +18,6 @@ import {
 } from '../support/harness.js';
 import { startCluster, startSentinels } from '../support/redis-topologies.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const cleanups = cleanupsAfterEach();
 
 /** Requests on `key` from eight loops over the instances, until stopped: every answer's status, or the error. */

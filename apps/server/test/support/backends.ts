@@ -10,7 +10,7 @@ import type { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, expect, inject } from 'vitest';
-import { parseRedisUrl } from '../../src/config.js';
+import { parseRedisUrl } from '../../src/redis-url.js';
 import { connectRedis, type RedisClient } from '../../src/store/redis/connect.js';
 
 declare module 'vitest' {

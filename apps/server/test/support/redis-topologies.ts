@@ -2,18 +2,19 @@
 // watched by three Sentinels, and a Cluster of three primaries with a replica each. Every process runs in a
 // temporary folder of its own, keeps nothing on disk but what Redis needs (a Sentinel's configuration, a
 // Cluster node's nodes.conf), and is killed by `stop`.
+
 import { type ChildProcess, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The primary name the test Sentinels watch. */
 export const primaryName = 'animal-store';

@@ -132,3 +132,35 @@ export async function roll(serving: Instance[], next: () => Promise<Instance>, c
     await settle();
   }
 }
+
+/**
+ * The whole rehearsal on `serving` (started on the old release), with the two keys made there: the load,
+ * the change to this release (`forward`), the rest of the day spent, the change back (`back`), and what it
+ * must keep: no request failed, every acknowledged pet stored, the limited key admitted exactly perDay, the
+ * rollback admitting no more. The requests a stop closed the connection under are returned, with the
+ * stored pets' names, for the caller to judge (a roll of two instances resets none; a restart of one may).
+ */
+export async function rehearse(
+  {
+    serving,
+    store,
+    writerKey,
+    limitedKey,
+  }: { serving: Instance[]; store: TestStore; writerKey: string; limitedKey: string },
+  forward: () => Promise<void>,
+  back: () => Promise<void>,
+) {
+  const traffic = load(serving, writerKey, limitedKey);
+  await settle();
+  await forward();
+  const rest = await spendTheRest(serving, limitedKey);
+  expect(traffic.admitted + rest).toBe(perDay);
+  await back();
+  const { created, failed, resets } = await traffic.stop();
+  expect(failed).toEqual([]);
+  expect(created.length).toBeGreaterThan(50);
+  const stored = await storedPets(store);
+  expect(created.filter((id) => !stored.ids.has(id))).toEqual([]);
+  expect(traffic.admitted + rest + (await admittedOver2s(serving, limitedKey))).toBe(perDay);
+  return { resets, storedNames: stored.names };
+}

@@ -1,11 +1,11 @@
 // Connecting to Redis before the service answers anything: a request served before the connection is ready
 // would fall back to per-instance memory, where a ban of record in Redis is not seen. One server, the
-// primary Sentinels name, or a Cluster (config.ts: parseRedisUrl); the counters use any of them alike (one key per
+// primary Sentinels name, or a Cluster (redis-url.ts); the counters use any of them alike (one key per
 // command or script: docs/decisions.md#redis-topologies).
 import type { Cluster, Redis, RedisOptions, SentinelAddress, SentinelConnector } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisConfig } from '../../config.js';
-import { redisHosts } from '../../config.js';
+import { redisHosts } from '../../redis-url.js';
 import { StoreOpenError } from '../open-error.js';
 
 /** How long one connection attempt may take (TCP, and TLS with rediss://) before the next one. */

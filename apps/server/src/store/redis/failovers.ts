@@ -8,7 +8,7 @@
 // failoverDetector moves the connection only at +switch-master.
 // Written by hand: docs/decisions.md#redis-failovers.
 import type { Redis } from 'ioredis';
-import type { RedisAddress } from '../../config.js';
+import type { RedisAddress } from '../../redis-url.js';
 
 /** The longest a failover holds the counters off Redis when its end is never heard (a lost message). */
 export const failoverHoldMs = 10_000;

@@ -1,6 +1,7 @@
 // A key's expiry and its reversible disable (createKey's and updateKey's `expiresAt`, updateKey's
 // `disabled`), and a rotation's grace shown on the key: what the admin API answers, what the public API
 // does with the key (401 with a code of its own, judged at each request, cached key or not), and the audit.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { call } from '../../support/harness.js';
 import { adminSuite } from './suite.js';
@@ -12,7 +13,6 @@ const patch = (id: string, body: unknown) =>
 const keyOf = async (id: string) =>
   (await (await adminCall(`/keys/${id}`)).json()) as Record<string, unknown>;
 const pets = (secret: string) => call(`${suite.server.url}/v1/pets`, secret);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 
 /** A 401 of the public API with `code`, in the Error shape, naming why in its challenge. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseRedisUrl, redisHosts } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
+import { parseRedisUrl, redisHosts } from './redis-url.js';
 
 describe('REDIS_URL: one server, Sentinels or a Cluster', () => {
   it('one server: the URL as given, TLS from rediss, the credentials decoded', () => {
