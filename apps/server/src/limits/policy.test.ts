@@ -402,6 +402,30 @@ describe('createRateLimiter', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('usage never shows a minute above its day, unless an operator started the day over after the minute began', async () => {
+    const shared = memoryCounters();
+    const limiter = createRateLimiter(shared, {
+      ban: { threshold: 10, seconds: 900, graceSeconds: 0 },
+      anonymousPerMinute: 30,
+    });
+    const quota = { perMinute: 100, perDay: 1_000 };
+    expect(outcome(await limiter.consume(key('clamp', quota.perMinute, quota.perDay)))).toBe('ok');
+    // Points of the minute another instance leased and has not reported yet: the counts say used.
+    await shared.take('minute:clamp', 5, quota.perMinute, 60_000);
+    const usage = async () =>
+      Object.fromEntries(
+        (await limiter.windowUsage('clamp', quota)).map((w) => [w.name, [w.used, w.reserved, w.remaining]]),
+      );
+    expect(await usage()).toEqual({ minute: [1, 5, 99], day: [1, 0, 999] });
+    // The day started over a second into the minute: its one point is all it holds, the minute more.
+    await limiter.resetWindows('clamp', ['day']);
+    vi.advanceTimersByTime(1_000);
+    expect(outcome(await limiter.consume(key('clamp', quota.perMinute, quota.perDay)))).toBe('ok');
+    const after = await usage();
+    expect([after.minute?.[0], after.day?.[0]]).toEqual([7, 1]);
+    await limiter.close();
+  });
+
   it('limits requests without a key per address, and never bans an address', async () => {
     const limiter = createRateLimiter(memory, {
       ban: { threshold: 1, seconds: 300, graceSeconds: 0 },

@@ -336,7 +336,7 @@ export function createRateLimiter(
  * A key's running windows as operators read them: what was admitted (reported by every process) apart from
  * what processes hold in leases (reserved).
  */
-function windowUsage(
+async function windowUsage(
   store: CounterStore,
   leases: Leases,
   id: string,
@@ -360,5 +360,29 @@ function windowUsage(
     const used = taken.used - reserved;
     return { name, limit, used, reserved, remaining: Math.max(0, limit - used), resetAt: taken.resetAt };
   };
-  return Promise.all([read('minute', key.minute, quota.perMinute), read('day', key.day, quota.perDay)]);
+  const [minute, day] = await Promise.all([
+    read('minute', key.minute, quota.perMinute),
+    read('day', key.day, quota.perDay),
+  ]);
+  return [minuteWithinDay(minute, day), day];
+}
+
+/**
+ * A minute that began no earlier than its day counts no admission the day does not: every request takes a
+ * point of both. The two are read from counts reported apart (a lease reads as used until its instance
+ * reports it leased, within the propagation bound), so the minute can read above its day for a moment;
+ * what it reads over is shown as reserved. A day an operator started over after the minute began
+ * (resetWindows) may hold less than the minute, truly.
+ */
+function minuteWithinDay(minute: WindowUsage, day: WindowUsage): WindowUsage {
+  const running = minute.resetAt > 0 && day.resetAt > 0;
+  const dayBeganFirst = day.resetAt - ms('day') <= minute.resetAt - ms('minute');
+  if (!running || !dayBeganFirst || minute.used <= day.used) return minute;
+  const used = day.used;
+  return {
+    ...minute,
+    used,
+    reserved: minute.reserved + minute.used - used,
+    remaining: Math.max(0, minute.limit - used),
+  };
 }
