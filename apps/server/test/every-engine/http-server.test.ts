@@ -167,10 +167,12 @@ describe('connection limits', () => {
     const { closed, text, elapsedMs } = await rawRequest(server.url, `GET /healthz HTTP/1.1\r\n${host}\r\n`);
     expect(closed).toBe(true);
     expect(text).toBe('');
-    expect(elapsedMs).toBeLessThan(1_000);
+    expect(elapsedMs).toBeLessThan(3_000); // closed on accept, not after the 10 s headers timeout
     for (const socket of sockets.splice(0)) socket.destroy();
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    // Answered again once the server has seen the three close (at once when idle, later under load).
+    await expect
+      .poll(async () => (await fetch(`${server.url}/healthz`)).status, { timeout: 10_000 })
+      .toBe(200);
   });
 
   // Twice in a full run (postgres project, loaded machine) this hung for 60 s, the second time in both
@@ -312,8 +314,10 @@ describe('connection limits', () => {
     });
     const port = Number(new URL(server.url).port);
     const held = await holdConnections(port, '127.0.0.30', 20);
-    await new Promise((r) => setTimeout(r, 200)); // the refused ones are closed by now
-    expect(held.filter((socket) => !socket.closed)).toHaveLength(8);
+    // The refused ones closed as the server accepts them: at once when idle, later under load.
+    const openNow = () => held.filter((socket) => !socket.closed).length;
+    await expect.poll(openNow, { timeout: 10_000, interval: 50 }).toBeLessThanOrEqual(8);
+    expect(openNow()).toBe(8);
     expect(await probe(port, '127.0.0.31')).toBe(200);
   });
 

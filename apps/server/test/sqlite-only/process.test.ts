@@ -702,12 +702,14 @@ describe('configuration reaches the running server', () => {
     const { databasePath, key } = await databaseWithKey('free');
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     await call(`${server.url}/v1/pets`, key, { headers: { 'x-request-id': 'trace-4711' } });
-    await new Promise((r) => setTimeout(r, 100));
-    const line = server
-      .output()
-      .split('\n')
-      .find((l) => l.includes('request completed'));
-    expect(JSON.parse(line as string)).toMatchObject({
+    // The line is written after the answer: at once when idle, later under load.
+    const logged = () =>
+      server
+        .output()
+        .split('\n')
+        .find((l) => l.includes('request completed'));
+    await expect.poll(logged, { timeout: 10_000 }).toBeDefined();
+    expect(JSON.parse(logged() as string)).toMatchObject({
       req: { id: 'trace-4711', method: 'GET', url: '/v1/pets' },
     });
   });
