@@ -6,7 +6,7 @@ describe('ApiError', () => {
 
   it('is built from one options object, named, with every field', () => {
     const fields = {
-      code: 'rate_limited',
+      code: 'rate_limited' as const,
       message: 'Rate limit exceeded; retry in 17 seconds.',
       status: 429,
       requestId: 'req-1',
