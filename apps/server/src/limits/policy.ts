@@ -372,11 +372,13 @@ async function windowUsage(
  * point of both. The two are read from counts reported apart (a lease reads as used until its instance
  * reports it leased, within the propagation bound), so the minute can read above its day for a moment;
  * what it reads over is shown as reserved. A day an operator started over after the minute began
- * (resetWindows) may hold less than the minute, truly.
+ * (resetWindows; more than a second after) may hold less than the minute, truly.
  */
 function minuteWithinDay(minute: WindowUsage, day: WindowUsage): WindowUsage {
   const running = minute.resetAt > 0 && day.resetAt > 0;
-  const dayBeganFirst = day.resetAt - ms('day') <= minute.resetAt - ms('minute');
+  // Within a second: a request's two takes, and the ends the engines answer (a TTL read at the answer),
+  // are milliseconds apart, and a new key's minute and day begin with the same request.
+  const dayBeganFirst = day.resetAt - ms('day') <= minute.resetAt - ms('minute') + 1_000;
   if (!running || !dayBeganFirst || minute.used <= day.used) return minute;
   const used = day.used;
   return {
