@@ -125,8 +125,11 @@ const keyInside = async (name: string, ...args: string[]) =>
     }
   ).key;
 
+// Bounded: a request nobody answers fails in 30 s, where fetch's own wait (5 minutes for the headers) outlasted
+// the test's timeout and hid which step hung.
 const petsCall = (url: string, key: string, init: RequestInit & { idempotencyKey?: string } = {}) =>
   fetch(`${url}/v1/pets${init.method === 'POST' ? '' : '?limit=100'}`, {
+    signal: AbortSignal.timeout(30_000),
     ...init,
     headers: {
       authorization: `Bearer ${key}`,
@@ -628,7 +631,14 @@ describe.runIf(available && podmanCompose)('compose.yaml', () => {
       timed = true;
       before = await served();
       const sent = answers.length;
-      while (answers.length - sent < 40) await new Promise((r) => setTimeout(r, 50));
+      for (const deadline = Date.now() + 90_000; answers.length - sent < 40; ) {
+        if (Date.now() > deadline) {
+          throw new Error(
+            `40 creates after instance-b came back took over 90 s: ${answers.length - sent} answered`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
       const byB = (await served()) - before;
       writing = false;
       await Promise.all(writers);
