@@ -32,6 +32,13 @@ async function take(key: string, want: number, limit: number, windowMs: number) 
   return { ...grant, latency: performance.now() - started };
 }
 
+/**
+ * Until the store says the window or mark `key` has ended (endsAt 0), rather than a sleep past its end: a
+ * loaded machine may answer later, never sooner.
+ */
+const ended = (key: string) =>
+  expect.poll(() => counters.endsAt(key), { timeout: 10_000, interval: 20 }).toBe(0);
+
 /** A running window as read: its points exactly; its end within what the two answers' times allow. */
 async function expectRunning(key: string, used: number, grant: { resetAt: number; latency: number }) {
   const started = performance.now();
@@ -53,7 +60,7 @@ describe(`counters on ${engine}`, () => {
 
   it('starts a new window once the last one has ended', async () => {
     await counters.take('minute:b', 8, 8, window);
-    await sleep(window + 100);
+    await ended('minute:b');
     expect(await counters.take('minute:b', 2, 8, window)).toMatchObject({ granted: 2, used: 2 });
   });
 
@@ -153,8 +160,7 @@ describe(`counters on ${engine}`, () => {
     await counters.delete('ban:d');
     expect(await counters.endsAt('ban:d')).toBe(0);
     await counters.mark('ban:e', 200);
-    await sleep(300);
-    expect(await counters.endsAt('ban:e')).toBe(0);
+    await ended('ban:e');
   });
 
   it('lists the running bans in one call, each with its end, until it ends or is taken off the list', async () => {
@@ -172,7 +178,7 @@ describe(`counters on ${engine}`, () => {
     expect(listed.get('ban:listed-long')).toBeLessThanOrEqual(Date.now() + 60_000);
     expect(listed.has('ban:listed-short')).toBe(true);
     expect([...listed.keys()].filter((name) => !name.startsWith('ban:'))).toEqual([]);
-    await sleep(400);
+    await ended('ban:listed-short');
     expect((await counters.listed('ban:')).has('ban:listed-short')).toBe(false); // ended
     // An unban, as bans.ts makes one: off the list, then the ban of record deleted.
     await counters.delist('ban:', 'ban:listed-long');
@@ -182,7 +188,7 @@ describe(`counters on ${engine}`, () => {
 
   it('a second ban of a key whose first ban ended replaces it: it lasts its full length', async () => {
     await counters.mark('ban:g', 200);
-    await sleep(300);
+    await ended('ban:g');
     await counters.mark('ban:g', 60_000);
     expect((await counters.endsAt('ban:g')) - Date.now()).toBeGreaterThan(59_000);
     // and a ban over a live one, or over a window of the same name, is the new one
@@ -195,7 +201,7 @@ describe(`counters on ${engine}`, () => {
 
   it('points given back for a window that has ended never go to the next one', async () => {
     const first = await counters.take('minute:i', 5, 10, window);
-    await sleep(window + 100);
+    await ended('minute:i');
     const second = await take('minute:i', 6, 10, 60_000);
     expect(second).toMatchObject({ granted: 6, used: 6 });
     expect(second.resetAt).toBeGreaterThan(first.resetAt);
@@ -207,7 +213,7 @@ describe(`counters on ${engine}`, () => {
     const grant = await take('minute:j', 4, 10, 60_000);
     await expectRunning('minute:j', 4, grant);
     await counters.take('minute:k', 4, 10, 200);
-    await sleep(300);
+    await ended('minute:k');
     expect(await counters.read('minute:k')).toEqual({ used: 0, resetAt: 0 });
     expect(await counters.read('minute:never')).toEqual({ used: 0, resetAt: 0 });
   });
@@ -217,7 +223,7 @@ describe(`counters on ${engine}`, () => {
     await counters.mark('ban:l', 60_000);
     await counters.take('minute:m', 3, 100, 200);
     await counters.mark('ban:m', 200);
-    await sleep(300);
+    await Promise.all([ended('minute:m'), ended('ban:m')]);
     const swept = await counters.sweep();
     // SQL engines delete the two ended rows (and any other test's ended ones); Redis expires its own keys.
     if (engine === 'postgres+redis') expect(swept).toBeGreaterThanOrEqual(0);
@@ -253,7 +259,7 @@ describe(`counters on ${engine}`, () => {
       .toBe(0);
     // A window that ended forgets its hold.
     await counters.take('minute:o', 5, 8, 200, a);
-    await sleep(300);
+    await ended('minute:o');
     expect(await counters.take('minute:o', 1, 8, 60_000, b)).toMatchObject({ granted: 1, heldUntil: 0 });
   });
 
@@ -290,7 +296,7 @@ describe(`counters on ${engine}`, () => {
     const b = { holder: 'b', holdMs: 0 };
     const second = 1_000; // a window long enough for b's two takes on a busy machine
     await counters.take('minute:hold-ends', 2, 4, second, a); // a's hold would run 10 s: past the window's end
-    await sleep(second + 100);
+    await ended('minute:hold-ends');
     await counters.take('minute:hold-ends', 1, 4, second, b); // the next window, started by b
     const last = await counters.take('minute:hold-ends', 3, 4, second, b); // used up: the hold is read
     expect(last).toMatchObject({ granted: 3, used: 4, heldUntil: 0 });
@@ -307,7 +313,7 @@ describe(`counters on ${engine}`, () => {
       true,
     );
     expect((await counters.take('minute:f', 0, 80, first)).used).toBeGreaterThan(4);
-    await sleep(first + 100);
+    await ended('minute:f');
     // The next window a minute long, so that it still runs when it is read below on a loaded machine (a
     // take of 300 ms under load left 88 ms of a 400-ms one); it starts with the take, not before it.
     const asked = Date.now();
