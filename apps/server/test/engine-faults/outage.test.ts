@@ -1,6 +1,5 @@
 // Backend outages, for real: PostgreSQL cut off mid-run (a TCP relay between the service and the real
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
-
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

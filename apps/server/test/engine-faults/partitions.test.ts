@@ -2,7 +2,6 @@
 // the built server as real processes: no request waits past the documented bound whatever the network
 // does, one Idempotency-Key never yields two pets (a stranded transaction cannot commit once its claim was
 // taken over), and repeated Redis blips neither eat a key's quota nor keep shared limits away after a heal.
-
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';

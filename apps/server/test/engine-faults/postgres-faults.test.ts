@@ -2,7 +2,6 @@
 // backends terminated mid-transaction (pg_terminate_backend), and a private PostgreSQL cluster (initdb on a
 // port of its own) restarted with `pg_ctl restart -m fast`. Either way the process stays up, answers 503
 // with Retry-After meanwhile, recovers by itself, and every acknowledged create is in the database.
-
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -3,7 +3,6 @@
 // PostgreSQL runs a TCP proxy of the test's own: the INSERT is held by a table lock, the proxy's connections
 // are cut, then the lock is released, and PostgreSQL commits the INSERT it had received (as it does when
 // PgBouncer dies under a statement).
-
 import { createServer, type Socket, connect as tcpConnect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';

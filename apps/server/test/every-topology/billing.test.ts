@@ -237,29 +237,25 @@ describe('usage metering across stops', () => {
       })
     ).json()) as { key: { id: string }; secret: string };
 
-  /** The admissions the store holds for a key: what instances have written, not what they hold unwritten. */
-  const writtenAdmitted = async (store: TestStore, id: string) => {
-    const sql = await rawSql(store);
-    try {
-      const rows = (await sql.query(
-        `SELECT coalesce(sum(admitted), 0) AS n FROM key_usage WHERE key_id = '${id}'`,
-        [],
-      )) as { n: number | string }[];
-      return Number(rows[0]?.n ?? 0);
-    } finally {
-      await sql.close();
-    }
-  };
-
   it('kill -9 loses at most the counts of the last write interval; a graceful stop loses none', async () => {
     const store = await freshStore();
     let server = await instance(store);
     const { key, secret } = await newKey(server);
     for (let i = 0; i < 20; i++) expect((await pets(server, secret)).status).toBe(200);
-    // The 20 written by the store's next flush (every usageFlushMs), as the store holds them.
-    await expect
-      .poll(() => writtenAdmitted(store, key.id), { timeout: usageFlushMs * 4, interval: 200 })
-      .toBe(20);
+    // The 20 written by the store's next flush (every usageFlushMs), as the store holds them (not what an
+    // instance holds unwritten), read on one connection for the whole wait.
+    const sql = await rawSql(store);
+    const written = async () => {
+      const [row] = (await sql.query('SELECT sum(admitted) AS n FROM key_usage WHERE key_id = ?', [
+        key.id,
+      ])) as { n: number | string | null }[];
+      return Number(row?.n ?? 0);
+    };
+    try {
+      await expect.poll(written, { timeout: usageFlushMs * 4, interval: 200 }).toBe(20);
+    } finally {
+      await sql.close();
+    }
     for (let i = 0; i < 15; i++) expect((await pets(server, secret)).status).toBe(200);
     server.child.kill('SIGKILL');
     await new Promise((r) => server.child.once('exit', r));
