@@ -1,5 +1,5 @@
 // A rolling upgrade's load and its checks, shared by the upgrade rehearsals (processes:
-// own-engines/upgrade-from-every-release.test.ts; containers: image/container.test.ts): two loops writing
+// own-engines/upgrade-from-every-release.test.ts; containers: image/upgrade.test.ts): two loops writing
 // pets and one spending a limited key through whichever instances serve at the moment, and what a roll must
 // keep (every acknowledged pet stored, the limited key admitted exactly its limit).
 import { expect } from 'vitest';

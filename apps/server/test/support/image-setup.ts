@@ -1,0 +1,68 @@
+// The global set-up of the container project (vitest.config.ts): this checkout's image, built once for the
+// project's files (they run side by side) as docs/container.md has the host build it, its tag given to
+// them (support/image.ts: image), removed after with the untagged build stage every build leaves (823 MB).
+// The official base image is stood in for locally under its own name (no registry is reachable here:
+// test-support's containers.ts). No podman: the tag is empty and the suites that run the image skip.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { onPath, podman, standInNodeImage, standInServiceImages, toolFor } from '@animal-store/test-support';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** This checkout's image, as the container project's set-up built it; '' without podman. */
+    image: string;
+  }
+}
+
+export const repo = fileURLToPath(new URL('../../../../', import.meta.url));
+
+/**
+ * What this checkout's build reports, as docs/container.md has the host pass it in (between releases
+ * `<release>+<commit>`), and its commit.
+ */
+export async function checkout(): Promise<{ version: string; revision: string }> {
+  const { buildVersion } = (await import(`${repo}apps/server/scripts/build-info.mjs`)) as {
+    buildVersion: (dir?: string, given?: string) => string;
+  };
+  const revision = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' }).trim();
+  return { version: buildVersion(undefined, ''), revision };
+}
+
+export default async function setup(project: TestProject) {
+  if (!toolFor('the container image', 'podman')) {
+    project.provide('image', '');
+    return;
+  }
+  const containerfile = readFileSync(`${repo}Containerfile`, 'utf8');
+  await standInNodeImage(/^ARG NODE_IMAGE=(\S+)$/m.exec(containerfile)?.[1] as string);
+  const image = `localhost/animal-store:test-${process.pid}`;
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  // The registry's CA, where this machine names one (docs/container.md: behind a TLS-intercepting proxy).
+  const caArgs = ca
+    ? ['-v', `${ca}:/tmp/extra-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem']
+    : [];
+  const { version, revision } = await checkout();
+  await podman(
+    'build',
+    '--pull=never',
+    '--format',
+    'docker',
+    ...caArgs,
+    '--build-arg',
+    `BUILD_VERSION=${version}`,
+    '--build-arg',
+    `BUILD_REVISION=${revision}`,
+    '-t',
+    image,
+    repo,
+  );
+  // The compose files' stand-ins, made here once (a few minutes on a new machine), not by two files at once.
+  if (onPath('podman-compose')) await standInServiceImages();
+  project.provide('image', image);
+  return async () => {
+    await podman('rmi', '--force', image).catch(() => {});
+    await podman('image', 'prune', '--force').catch(() => {});
+  };
+}
