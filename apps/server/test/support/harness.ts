@@ -147,6 +147,13 @@ export async function startServer(
   };
 }
 
+/** The lines a server process logged with message `msg`. */
+export const logLines = (server: ServerProcess, msg: string): string[] =>
+  server
+    .output()
+    .split('\n')
+    .filter((line) => line.includes(`"msg":"${msg}"`));
+
 export const json = 'application/json';
 
 /** A key's id and secret, read by the server's own parser (a secret may itself contain `_`). */
