@@ -66,12 +66,12 @@ function addBirthDate(dir: string) {
     "$1  birthDate: { column: 'birth_date', kind: 'text' },\n",
   );
   edit(
-    'apps/server/src/store/sqlite/database.ts',
+    'apps/server/src/store/sqlite/migrations.ts',
     /(\n\];\n)/,
     "\n  'ALTER TABLE pets ADD COLUMN birth_date TEXT;',$1",
   );
   edit(
-    'apps/server/src/store/postgres/database.ts',
+    'apps/server/src/store/postgres/migrations.ts',
     /(\n\];\n)/,
     "\n  'ALTER TABLE pets ADD COLUMN birth_date DATE;',$1",
   );

@@ -66,7 +66,7 @@ export function mapping<T extends { id: number }>(table: string, columns: Column
 /**
  * Every property of the contract's Pet and the column that stores it, the one place they are paired:
  * `satisfies` makes a property the contract adds to Pet a type error here until it has a column (and a
- * migration on each engine: sqlite/database.ts, postgres/database.ts). Every statement that reads or
+ * migration on each engine: sqlite/migrations.ts, postgres/migrations.ts). Every statement that reads or
  * writes pets is built from it (petSelect, petInsert), so nothing else spells the columns out.
  */
 export const petColumns = {

@@ -106,7 +106,7 @@ export function postgresCounters({ query }: Pg, now = () => Date.now()): Counter
     },
     async listed(prefix) {
       // The prefix written into the statement, not bound: so the planner can use the partial index of the
-      // names that start with it (database.ts, rate_limits_bans), whatever the database's collation.
+      // names that start with it (migrations.ts, rate_limits_bans), whatever the database's collation.
       if (!/^[a-z-]+:$/.test(prefix)) throw new Error(`listed: not a name prefix: ${prefix}`);
       const rows = await query<{ key: string; expire: string }>(
         `SELECT key, expire FROM rate_limits WHERE key LIKE '${prefix}%' AND expire > $1`,

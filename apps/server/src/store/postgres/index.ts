@@ -1,4 +1,4 @@
-// The PostgreSQL engine: a pg Pool (database.ts: migrations, failure translation) behind the Store, in the
+// The PostgreSQL engine: a pg Pool (database.ts; migrations.ts, failures.ts) behind the Store, in the
 // same file shape as store/sqlite.
 import { readinessRead } from '../rows.js';
 import type { Store } from '../store.js';

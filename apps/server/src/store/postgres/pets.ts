@@ -10,7 +10,8 @@ import {
 } from '../rows.js';
 import type { PetFilter, PetStore } from '../store.js';
 import { IdempotencyClaimLostError, StoreUnavailableError } from '../unavailable.js';
-import { connectionLost, type Pg, translate } from './database.js';
+import type { Pg } from './database.js';
+import { connectionLost, translate } from './failures.js';
 
 const columns = petSelect();
 

@@ -11,7 +11,7 @@ import * as tls from 'node:tls';
 import { toolFor } from '@animal-store/test-support';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resetConnection } from './database.js';
+import { resetConnection } from './failures.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
