@@ -24,6 +24,7 @@ export const layers: Record<string, number> = {
   limits: 2,
   runtime: 2,
   tracing: 2,
+  'connection-slots': 2,
   store: 3,
   ops: 4,
   usage: 4,

@@ -1,75 +1,25 @@
 // The HTTP server around the app: the bounds on what a client can hold (timeouts, connections, pipelined
-// requests), and the Error shape for what Node's parser refuses before Express ever sees a request.
+// requests), and the Error shape for what Node's parser refuses before Express ever sees a request
+// (http/parser-answers.ts).
 import {
   createServer as createHttpServer,
   type IncomingMessage,
   type Server,
   type ServerResponse,
-  STATUS_CODES,
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import proxyaddr from 'proxy-addr';
 import { type ConnectionLimits, loadConfig } from './config.js';
+import { connectionSlots } from './connection-slots.js';
 import { type ExpectingRequest, unmetExpectation } from './http/expectation.js';
-import { answers, type HttpError } from './http/http-error.js';
-import { requestId } from './http/request-log.js';
+import { maxHeaderLines, rawError, statusForParserError, toOriginForm } from './http/parser-answers.js';
 import { markShuttingDown } from './http/shutting-down.js';
 import { whenDone } from './when-done.js';
 
 /** The connection limits of an empty environment: config.ts's defaults, stated there only. */
 export const defaultConnectionLimits: ConnectionLimits = loadConfig({}).connections;
-
-/**
- * More header lines than this is refused with 431. Node would keep the first 2,000 and drop the rest
- * silently, an Authorization among them; the cap is well above what browsers and proxies send.
- */
-export const maxHeaderLines = 200;
-
-/** The parser's error codes, as the statuses RFC 9110 has for them; anything else is a 400. */
-const statusForParserError: Record<string, number> = {
-  HPE_HEADER_OVERFLOW: 431,
-  ERR_HTTP_REQUEST_TIMEOUT: 408,
-  HPE_INVALID_METHOD: 501,
-};
-
-/** The answers to what the parser refuses, by status (the catalogue's). */
-const parserAnswers: Record<number, () => HttpError> = {
-  400: answers.unparsable,
-  408: answers.requestTimeout,
-  431: () => answers.headersTooLarge(maxHeaderLines),
-  501: answers.methodNotImplemented,
-};
-
-/** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
-function rawError(status: number): string {
-  const error = (parserAnswers[status] ?? answers.unparsable)();
-  const body = JSON.stringify(error.body);
-  return [
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Connection: close',
-    `X-Request-Id: ${requestId()}`,
-    '',
-    body,
-  ].join('\r\n');
-}
-
-/**
- * `GET http://host/v1/pets` (absolute form, RFC 9112 §3.2.2) is routed exactly like `GET /v1/pets`. Split by
- * RFC 3986's own pattern rather than WHATWG URL, which reads `http:///v1/pets` as host `v1`, path `/pets`.
- */
-const absoluteForm = /^https?:\/\/[^/?#]*([^?#]*)(\?[^#]*)?/i;
-function toOriginForm(req: IncomingMessage): void {
-  const target = req.url ?? '/';
-  if (target.startsWith('/') || target === '*') return;
-  const match = absoluteForm.exec(target);
-  if (match) req.url = `${match[1] || '/'}${match[2] ?? ''}`;
-  // anything else is not a URL at all: left as is, Express answers 404
-}
 
 const inFlight = Symbol('requests in flight on this connection');
 const served = Symbol('requests received on this connection');
@@ -91,20 +41,6 @@ type DrainableServer = Server & {
 const draining = Symbol('the server is shutting down');
 const closing = Symbol('the listener is closed: every answer closes its connection');
 const connections = Symbol('open connections');
-
-/**
- * Whether a peer is a trusted proxy (TRUST_PROXY), whose connections carry many clients: `true` or a hop
- * count trusts every peer, a list trusts those addresses and subnets (proxy-addr, as Express reads it).
- */
-function proxyTest(trust: ConnectionLimits['trustProxy']): (address: string) => boolean {
-  if (trust === undefined || trust === false) return () => false;
-  if (trust === true || typeof trust === 'number') return () => trust !== 0;
-  const trusted = proxyaddr.compile(trust);
-  return (address) => trusted(address, 0);
-}
-
-/** Of `maxConnections` slots, how many only an address that holds no connection yet may take: a tenth, at least one. */
-export const reservedSlots = (maxConnections: number) => Math.max(1, Math.floor(maxConnections / 10));
 
 export function createServer(app: Express, limits: ConnectionLimits, logger: Logger): Server {
   function handle(req: IncomingMessage, res: ServerResponse) {
@@ -147,20 +83,11 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   );
   const open = new Set<CountedSocket>();
   server[connections] = open;
-  // One client address holds at most maxConnectionsPerAddress connections: past it, a new one is closed at
-  // once, so a client that opens connections by the thousand (and reopens each one closed) cannot hold
-  // every MAX_CONNECTIONS slot and lock everyone else out, health probes included. A trusted proxy is not
-  // capped per address (its connections carry many clients), and a few addresses together could still fill
-  // every slot: so the last tenth of the slots (reservedSlots) go only to an address that holds none yet.
-  const isProxy = proxyTest(limits.trustProxy);
-  const shared = limits.maxConnections - reservedSlots(limits.maxConnections);
-  const held = new Map<string, number>();
+  // Past an address's share of the slots (connection-slots.ts), a new connection is closed at once.
+  const slots = connectionSlots(limits);
   server.on('connection', (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? '';
-    const count = (held.get(address) ?? 0) + 1;
-    const capped = !isProxy(address) && count > limits.maxConnectionsPerAddress;
-    if (capped || (count > 1 && open.size >= shared)) return void socket.destroy();
-    held.set(address, count);
+    if (!slots.take(address, open.size)) return void socket.destroy();
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
@@ -169,9 +96,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
       socket.bytesRead > 0 && socket.writable ? socket.end(rawError(408)) : socket.destroy();
     socket[silence] = setTimeout(expire, limits.headersTimeoutMs).unref();
     socket.once('close', () => {
-      const left = (held.get(address) ?? 1) - 1;
-      if (left > 0) held.set(address, left);
-      else held.delete(address);
+      slots.give(address);
       open.delete(socket);
       clearTimeout(socket[silence]);
     });

@@ -48,7 +48,6 @@ const notMeasured = (goal: string, why: string): Judged => ({
   status: 'not measured',
 });
 
-/** Every goal, judged from `report`; a goal whose contestants were not in the run is `not measured`. */
 /** The short list against bare Express and the usual Express stack. */
 function listGoals(report: Report): Judged[] {
   const judged: Judged[] = [];
@@ -195,6 +194,7 @@ function layerGoal(report: Report): Judged[] {
   ];
 }
 
+/** Every goal, judged from `report`; a goal whose contestants were not in the run is `not measured`. */
 export const judge = (report: Report): Judged[] => [
   ...listGoals(report),
   ...lowestScenario(report),

@@ -3,7 +3,7 @@
 import type { AuditEvent as AuditEventView, AuditPage } from '@animal-store/spec/admin';
 import type { RequestHandler } from 'express';
 import { HttpError } from '../http/http-error.js';
-import type { AuditEvent, KeyTerms } from '../store/store.js';
+import type { AuditEvent, KeyTerms } from '../store/operator-records.js';
 import { type AdminDeps, limitsOf } from './operation.js';
 
 const cursorOf = (event: AuditEvent) => Buffer.from(String(event.id)).toString('base64url');

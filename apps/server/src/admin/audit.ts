@@ -6,7 +6,8 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from '../ops/metrics.js';
-import type { ApiKey, AuditRecord, AuditStore, KeyTerms } from '../store/store.js';
+import type { AuditRecord, AuditStore, KeyTerms } from '../store/operator-records.js';
+import type { ApiKey } from '../store/store.js';
 
 const dayMs = 86_400_000;
 

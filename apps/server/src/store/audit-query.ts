@@ -2,8 +2,8 @@
 // and listAuditEvents' query (the filters as one condition, newest first below a position), each engine
 // naming its parameters.
 import { plain } from './key-query.js';
+import type { AuditEvent, AuditFilter, AuditRecord } from './operator-records.js';
 import type { Integer } from './rows.js';
-import type { AuditEvent, AuditFilter, AuditRecord } from './store.js';
 
 export type AuditRow = {
   id: Integer;

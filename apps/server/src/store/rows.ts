@@ -2,12 +2,12 @@
 // columns as strings and SQLite as numbers; both become numbers here.
 import type { Pet } from '@animal-store/spec';
 import { type Plan, planQuotas } from '../plans.js';
+import type { KeyDayCounts } from './operator-records.js';
 import {
   type ApiKey,
   type CreationOutcome,
   type CreationRequest,
   idempotencyWindowMs,
-  type KeyDayCounts,
   type PetFilter,
   petFilterNames,
 } from './store.js';

@@ -6,7 +6,7 @@
 
 import type { Logger } from 'pino';
 import { propagationMs } from '../bounds.js';
-import type { KeyDayCounts, UsageStore } from '../store/store.js';
+import type { KeyDayCounts, UsageStore } from '../store/operator-records.js';
 import { dayMs, utcDay } from './days.js';
 
 /** How often counts are written to the store (the most a crash can lose). */

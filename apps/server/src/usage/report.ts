@@ -3,7 +3,8 @@
 // is refused now, for listKeys.
 import type { AdminKeyPage, KeyUsage } from '@animal-store/spec/admin';
 import type { RateLimiter } from '../limits/policy.js';
-import type { ApiKey, KeyDayCounts, UsageStore } from '../store/store.js';
+import type { KeyDayCounts, UsageStore } from '../store/operator-records.js';
+import type { ApiKey } from '../store/store.js';
 
 const iso = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null);
 

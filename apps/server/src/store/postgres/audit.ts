@@ -9,7 +9,7 @@ import {
   auditValues,
   toAuditEvent,
 } from '../audit-query.js';
-import type { AuditStore } from '../store.js';
+import type { AuditStore } from '../operator-records.js';
 import type { Pg } from './database.js';
 
 const placeholders = auditColumns.split(', ').map((_, i) => `$${i + 1}`);

@@ -1,6 +1,7 @@
 // Usage per key and UTC day on PostgreSQL: every key's day added by one upsert statement.
+
+import type { UsageStore } from '../operator-records.js';
 import { toKeyDayCounts, type UsageRow } from '../rows.js';
-import type { UsageStore } from '../store.js';
 import type { Pg } from './database.js';
 
 export function createPostgresUsageStore({ query }: Pg): UsageStore {

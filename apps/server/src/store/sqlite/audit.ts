@@ -8,7 +8,7 @@ import {
   auditValues,
   toAuditEvent,
 } from '../audit-query.js';
-import type { AuditStore } from '../store.js';
+import type { AuditStore } from '../operator-records.js';
 import type { Db } from './database.js';
 
 export function createSqliteAuditStore(db: Db): AuditStore {

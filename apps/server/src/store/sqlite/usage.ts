@@ -1,6 +1,7 @@
 // Usage per key and UTC day on SQLite: counts added by one upsert per key and day, in one transaction.
+
+import type { KeyDayCounts, UsageStore } from '../operator-records.js';
 import { toKeyDayCounts, type UsageRow } from '../rows.js';
-import type { KeyDayCounts, UsageStore } from '../store.js';
 import type { Db } from './database.js';
 
 export function createSqliteUsageStore(db: Db): UsageStore {
