@@ -53,8 +53,12 @@ export function useCall() {
   const [busy, setBusy] = useState(false);
   const [notice, setNotice] = useState<Notice | null>(null);
   const outage = useRef(false);
+  // Busy while any call is in flight: one that ends does not clear it while a later one still runs (a list
+  // read under old filters ending during the read of new ones hid "Loading keys…").
+  const inFlight = useRef(0);
   const run = useCallback(
     async <T,>(call: () => Promise<T>, done?: (result: T) => string): Promise<T | undefined> => {
+      inFlight.current++;
       setBusy(true);
       setNotice(null);
       try {
@@ -72,12 +76,26 @@ export function useCall() {
           });
         return undefined;
       } finally {
-        setBusy(false);
+        inFlight.current--;
+        setBusy(inFlight.current > 0);
       }
     },
     [signOut],
   );
   return { busy, notice, setNotice, run, outage };
+}
+
+/**
+ * The latest of a view's reads: each call begins a read and gives its check, true until another read
+ * begins. An answer that comes after a later read began is not shown: a slow read under old filters, a key
+ * or a range left, must not replace what the newer one shows.
+ */
+export function useLatest(): () => () => boolean {
+  const latest = useRef(0);
+  return useCallback(() => {
+    const read = ++latest.current;
+    return () => read === latest.current;
+  }, []);
 }
 
 /**

@@ -40,6 +40,38 @@ describe.runIf(chromium)('the console, reading', () => {
     await expect.poll(() => page.getByText('Loading keys…').count()).toBe(0);
   });
 
+  it('filters changed while a read is out: the older answer is dropped, and the list says it is loading until the newer one is in', async () => {
+    const customerId = `cus_race_${Date.now()}`;
+    await admin().createKey({ plan: 'pro', customerId });
+    const free = (await admin().createKey({ plan: 'free', customerId })).key.id;
+    const page = await suite.newPage();
+    await suite.signIn(page);
+    await page.getByLabel('Customer').fill(customerId);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => rows(page).count()).toBe(2);
+    const both = await rows(page).locator('th').allTextContents();
+    // The pro keys' read answers after 1 s, the free keys' (asked right after it) after 4 s.
+    await page.route(/\/admin\/v1\/keys\?/, async (route) => {
+      const plan = new URL(route.request().url()).searchParams.get('plan');
+      await new Promise((r) => setTimeout(r, plan === 'pro' ? 1_000 : 4_000));
+      return route.continue();
+    });
+    const proAnswered = page.waitForResponse((res) => /[?&]plan=pro/.test(res.url()));
+    await page.getByLabel('Plan').selectOption('pro');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await expect.poll(() => page.url()).toContain('plan=pro');
+    await page.getByLabel('Plan').selectOption('free');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await proAnswered;
+    await page.waitForTimeout(300); // the pro answer handled by the page (it arrived while the free read is out)
+    // Still the page before (marked busy), not the pro keys: the free read is the one asked for.
+    expect(await rows(page).locator('th').allTextContents()).toEqual(both);
+    expect(await page.getByText('Loading keys…').count()).toBe(1);
+    await expect.poll(() => rows(page).locator('th').allTextContents(), { timeout: 10_000 }).toEqual([free]);
+    await expect.poll(() => page.getByText('Loading keys…').count()).toBe(0);
+    expect(page.url()).toContain('plan=free');
+  });
+
   it('is served on the admin listener only, under a policy that allows nothing remote or inline', async () => {
     const page = await fetch(`${suite.server.adminUrl}/console/`);
     expect(page.status).toBe(200);

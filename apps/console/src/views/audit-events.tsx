@@ -5,7 +5,7 @@ import type { AuditEvent, AuditQuery } from '@animal-store/client/admin';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { auditText, time } from '../format.js';
 import { keyHref } from '../route.js';
-import { NoticeLine, useCall, useSigned } from '../ui.js';
+import { NoticeLine, useCall, useLatest, useSigned } from '../ui.js';
 
 const pageSize = 20;
 
@@ -26,17 +26,19 @@ export function AuditEvents(props: {
   const filterKey = JSON.stringify(props.filter);
   const showKey = !props.onKeyPage;
 
+  const begin = useLatest();
   const read = useCallback(
     async (cursor?: string) => {
+      const latest = begin();
       const filter = JSON.parse(filterKey) as AuditQuery;
       const page = await run(() =>
         admin.listAuditEvents({ ...filter, limit: pageSize, ...(cursor !== undefined && { cursor }) }),
       );
-      if (!page) return;
+      if (!page || !latest()) return;
       setEvents((shown) => (cursor === undefined ? page.events : [...(shown ?? []), ...page.events]));
       setNext(page.nextCursor);
     },
-    [admin, run, filterKey],
+    [admin, run, filterKey, begin],
   );
   useEffect(() => {
     void props.changed;

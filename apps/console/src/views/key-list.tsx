@@ -5,7 +5,7 @@ import { type AdminKeyPage, adminLimits } from '@animal-store/client/admin';
 import { useState } from 'preact/hooks';
 import { count, keyState, limitsText, time } from '../format.js';
 import { go, keyHref } from '../route.js';
-import { NoticeLine, useCall, useLoad, useSigned } from '../ui.js';
+import { NoticeLine, useCall, useLatest, useLoad, useSigned } from '../ui.js';
 import { Filters, filtersOf, listHref } from './key-filters.js';
 
 const pageSize = 25;
@@ -29,12 +29,17 @@ export function KeyList({ query }: { query: URLSearchParams }) {
     go(listHref({ ...filters, cursor: to === 'next' ? next : before.at(-1) }));
   };
 
+  const begin = useLatest();
   useLoad(
-    () =>
-      run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then((answer) => {
-        if (answer) setPage(answer);
-        return answer !== undefined;
-      }),
+    () => {
+      const latest = begin();
+      return run(() => admin.listKeys({ ...filters, limit: pageSize, ...(cursor && { cursor }) })).then(
+        (answer) => {
+          if (answer && latest()) setPage(answer);
+          return answer !== undefined;
+        },
+      );
+    },
     outage,
     [admin, run, filterKey, cursor],
   );

@@ -6,7 +6,7 @@
 import type { AdminKey, KeyUsage } from '@animal-store/client/admin';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { addDays, count, keyState, limitsText, time, utcDay } from '../format.js';
-import { NoticeLine, useCall, useLoad, useSigned } from '../ui.js';
+import { NoticeLine, useCall, useLatest, useLoad, useSigned } from '../ui.js';
 import { KeyHistory } from './audit.js';
 import { KeyActions } from './key-actions.js';
 import { type Range, UsageChart } from './usage-chart.js';
@@ -31,23 +31,22 @@ export function KeyPage({ keyId }: { keyId: string }) {
   const [chosen, setRange] = useState<Range | null>(null);
   const range = chosen ?? lastDays(new Date());
 
-  const readUsage = useCallback(
-    () =>
-      run(() => admin.getKeyUsage(keyId, chosen ?? lastDays(new Date()))).then((answer) => {
-        if (!answer) return;
-        setUsage(answer);
-        setReadAt(new Date().toISOString());
-      }),
-    [admin, run, keyId, chosen],
-  );
-  const readKey = useCallback(
-    () =>
-      run(() => admin.getKey(keyId)).then((answer) => {
-        if (answer) setKey(answer); // a read that failed keeps what was shown, beside its notice
-        return answer !== undefined;
-      }),
-    [admin, run, keyId],
-  );
+  const [beginUsage, beginKey] = [useLatest(), useLatest()];
+  const readUsage = useCallback(() => {
+    const latest = beginUsage();
+    return run(() => admin.getKeyUsage(keyId, chosen ?? lastDays(new Date()))).then((answer) => {
+      if (!answer || !latest()) return;
+      setUsage(answer);
+      setReadAt(new Date().toISOString());
+    });
+  }, [admin, run, keyId, chosen, beginUsage]);
+  const readKey = useCallback(() => {
+    const latest = beginKey();
+    return run(() => admin.getKey(keyId)).then((answer) => {
+      if (answer && latest()) setKey(answer); // a read that failed keeps what was shown, beside its notice
+      return answer !== undefined;
+    });
+  }, [admin, run, keyId, beginKey]);
   useLoad(readKey, outage, [readKey]);
   useEffect(() => {
     if (!key) return;
