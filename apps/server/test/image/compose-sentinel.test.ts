@@ -3,7 +3,9 @@
 import { podman } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
-import { image, obedientlyAdmitted } from '../support/image.js';
+import { image, imageBuiltBeforeAll, obedientlyAdmitted } from '../support/image.js';
+
+imageBuiltBeforeAll();
 
 describe.runIf(image && podmanCompose)('compose.yaml with compose.sentinel.yaml', () => {
   it('with compose.sentinel.yaml on top: the instances follow the primary three Sentinels name, through a failover and back, and the limit stays exact', async () => {

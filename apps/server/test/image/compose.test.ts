@@ -4,7 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
-import { image, obedientlyAdmitted, petsCall, repo } from '../support/image.js';
+import { image, imageBuiltBeforeAll, obedientlyAdmitted, petsCall, repo } from '../support/image.js';
+
+imageBuiltBeforeAll();
 
 describe('compose.yaml’s own build of the image', () => {
   it('passes the version and commit the host names, each as the Containerfile reads it; its page sets them, and the format that keeps the health check', () => {

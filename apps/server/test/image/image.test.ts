@@ -16,12 +16,15 @@ import {
   checkout,
   containerNames,
   image,
+  imageBuiltBeforeAll,
   keyInside,
   obedientlyAdmitted,
   petsCall,
   repo,
   runImage,
 } from '../support/image.js';
+
+imageBuiltBeforeAll();
 
 const { version, revision } = await checkout();
 const run = promisify(execFile);

@@ -8,9 +8,11 @@ import { join } from 'node:path';
 import { enterprise, podman } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { freshStore } from '../support/harness.js';
-import { containerNames, image, repo, runImageOf } from '../support/image.js';
+import { containerNames, image, imageBuiltBeforeAll, repo, runImageOf } from '../support/image.js';
 import { type EarlierVersion, earlierReleases, releaseCommit } from '../support/releases.js';
 import { type Instance, noBans, perDay, rehearse, roll } from '../support/rolling-load.js';
+
+imageBuiltBeforeAll();
 
 const named = containerNames();
 

@@ -1,10 +1,14 @@
-// The global set-up of the container project (vitest.config.ts): this checkout's image, built once for the
-// project's files (they run side by side) as docs/container.md has the host build it, its tag given to
-// them (support/image.ts: image), removed after with the untagged build stage every build leaves (823 MB).
-// The official base image is stood in for locally under its own name (no registry is reachable here:
-// test-support's containers.ts). No podman: the tag is empty and the suites that run the image skip.
+// The global set-up of the container project (vitest.config.ts): the name of this checkout's image for the
+// project's files (support/image.ts: image), and its removal after them, with the untagged build stage
+// every build leaves (823 MB). The image is built by the first of the files to begin (builtImage), not
+// here: vitest runs every project's global set-up at the start of the run, and the build takes both cores
+// for a minute, under the other suites. The official base image is stood in for locally under its own
+// name (no registry is reachable here: test-support's containers.ts). No podman: the name is empty and
+// the suites that run the image skip.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onPath, podman, standInNodeImage, standInServiceImages, toolFor } from '@animal-store/test-support';
 import type { TestProject } from 'vitest/node';
@@ -30,14 +34,30 @@ export async function checkout(): Promise<{ version: string; revision: string }>
   return { version: buildVersion(undefined, ''), revision };
 }
 
-export default async function setup(project: TestProject) {
+export default function setup(project: TestProject) {
   if (!toolFor('the container image', 'podman')) {
     project.provide('image', '');
     return;
   }
+  const image = `localhost/animal-store:test-${process.pid}`;
+  project.provide('image', image);
+  return async () => {
+    rmSync(buildMarks(image).dir, { recursive: true, force: true });
+    await podman('rmi', '--force', image).catch(() => {});
+    await podman('image', 'prune', '--force').catch(() => {});
+  };
+}
+
+/** Where the files of one run say that the image `tag` is being built, is built, or failed to build. */
+export const buildMarks = (tag: string) => {
+  const dir = join(tmpdir(), `animal-store-image-${tag.replace(/\W/g, '_')}`);
+  return { dir, building: join(dir, 'building'), built: join(dir, 'built'), failed: join(dir, 'failed') };
+};
+
+/** Builds this checkout's image as `tag`, as docs/container.md has the host build it. */
+export async function buildImage(tag: string): Promise<void> {
   const containerfile = readFileSync(`${repo}Containerfile`, 'utf8');
   await standInNodeImage(/^ARG NODE_IMAGE=(\S+)$/m.exec(containerfile)?.[1] as string);
-  const image = `localhost/animal-store:test-${process.pid}`;
   const ca = process.env.NODE_EXTRA_CA_CERTS;
   // The registry's CA, where this machine names one (docs/container.md: behind a TLS-intercepting proxy).
   const caArgs = ca
@@ -55,14 +75,9 @@ export default async function setup(project: TestProject) {
     '--build-arg',
     `BUILD_REVISION=${revision}`,
     '-t',
-    image,
+    tag,
     repo,
   );
   // The compose files' stand-ins, made here once (a few minutes on a new machine), not by two files at once.
   if (onPath('podman-compose')) await standInServiceImages();
-  project.provide('image', image);
-  return async () => {
-    await podman('rmi', '--force', image).catch(() => {});
-    await podman('image', 'prune', '--force').catch(() => {});
-  };
 }

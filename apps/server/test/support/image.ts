@@ -1,12 +1,48 @@
 // What the container suites (test/image/) share: this checkout's image, built once for the project by
 // image-setup.ts, and how a suite runs it, calls it and removes what it made.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, podman } from '@animal-store/test-support';
-import { afterAll, expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { buildImage, buildMarks } from './image-setup.js';
 
 export { checkout, repo } from './image-setup.js';
 
 /** This checkout's image; '' where podman is missing (the suites that run it skip). */
 export const image = inject('image');
+
+/**
+ * This checkout's image, built before the file's tests by the first of the project's files to begin; the
+ * others, beside it, wait for that build (a directory made at once is the lock: one of them makes it).
+ */
+export function imageBuiltBeforeAll(): void {
+  beforeAll(async () => {
+    if (!image) return;
+    const marks = buildMarks(image);
+    mkdirSync(marks.dir, { recursive: true });
+    let mine = true;
+    try {
+      mkdirSync(marks.building);
+    } catch {
+      mine = false;
+    }
+    if (mine) {
+      try {
+        await buildImage(image);
+        writeFileSync(marks.built, '');
+      } catch (error) {
+        writeFileSync(marks.failed, (error as Error).message);
+        throw error;
+      }
+      return;
+    }
+    while (!existsSync(marks.built)) {
+      if (existsSync(marks.failed))
+        throw new Error(`the image's build failed:\n${readFileSync(marks.failed, 'utf8')}`);
+      await sleep(500); // a build of a minute or more, read from another process's marks
+    }
+  }, 900_000);
+}
 
 /** A name for a container or volume of this file's, `what` in it; each is removed after the file. */
 export function containerNames(): (what: string) => string {
