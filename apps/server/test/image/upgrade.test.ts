@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { enterprise, podman } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
 import { freshStore } from '../support/harness.js';
-import { containerNames, image, imageBuiltBeforeAll, repo, runImageOf } from '../support/image.js';
+import {
+  caBuildArgs,
+  containerNames,
+  image,
+  imageBuiltBeforeAll,
+  repo,
+  runImageOf,
+} from '../support/image.js';
 import { type EarlierVersion, earlierReleases, releaseCommit } from '../support/releases.js';
 import { type Instance, noBans, perDay, rehearse, roll } from '../support/rolling-load.js';
 
@@ -33,11 +40,7 @@ async function earlierImage(version: EarlierVersion): Promise<string> {
   const tree = mkdtempSync(join(tmpdir(), `animal-store-${version}-`));
   try {
     execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C "${tree}"`], { cwd: repo });
-    const ca = process.env.NODE_EXTRA_CA_CERTS;
-    const caArgs = ca
-      ? ['-v', `${ca}:/tmp/extra-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem']
-      : [];
-    await podman('build', '--pull=never', '--format', 'docker', ...caArgs, '-t', tag, tree);
+    await podman('build', '--pull=never', '--format', 'docker', ...caBuildArgs(), '-t', tag, tree);
   } finally {
     rmSync(tree, { recursive: true, force: true });
   }

@@ -1,6 +1,7 @@
 // The global set-up of the container project (vitest.config.ts): the name of this checkout's image for the
 // project's files (support/image.ts: image), and its removal after them, with the untagged build stage
-// every build leaves (823 MB). The image is built by the first of the files to begin (builtImage), not
+// every build leaves (823 MB). The image is built by the first of the files to begin (imageBuiltBeforeAll in
+// image.ts), not
 // here: vitest runs every project's global set-up at the start of the run, and the build takes both cores
 // for a minute, under the other suites. The official base image is stood in for locally under its own
 // name (no registry is reachable here: test-support's containers.ts). No podman: the name is empty and
@@ -15,7 +16,7 @@ import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** This checkout's image, as the container project's set-up built it; '' without podman. */
+    /** This checkout's image, as the container project's set-up names it; '' without podman. */
     image: string;
   }
 }
@@ -54,22 +55,25 @@ export const buildMarks = (tag: string) => {
   return { dir, building: join(dir, 'building'), built: join(dir, 'built'), failed: join(dir, 'failed') };
 };
 
+/** The registry's CA, where this machine names one (docs/container.md: behind a TLS-intercepting proxy). */
+export function caBuildArgs(): string[] {
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  return ca
+    ? ['-v', `${ca}:/tmp/extra-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem']
+    : [];
+}
+
 /** Builds this checkout's image as `tag`, as docs/container.md has the host build it. */
 export async function buildImage(tag: string): Promise<void> {
   const containerfile = readFileSync(`${repo}Containerfile`, 'utf8');
   await standInNodeImage(/^ARG NODE_IMAGE=(\S+)$/m.exec(containerfile)?.[1] as string);
-  const ca = process.env.NODE_EXTRA_CA_CERTS;
-  // The registry's CA, where this machine names one (docs/container.md: behind a TLS-intercepting proxy).
-  const caArgs = ca
-    ? ['-v', `${ca}:/tmp/extra-ca.pem:ro`, '--build-arg', 'NODE_EXTRA_CA_CERTS=/tmp/extra-ca.pem']
-    : [];
   const { version, revision } = await checkout();
   await podman(
     'build',
     '--pull=never',
     '--format',
     'docker',
-    ...caArgs,
+    ...caBuildArgs(),
     '--build-arg',
     `BUILD_VERSION=${version}`,
     '--build-arg',

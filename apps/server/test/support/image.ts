@@ -1,15 +1,26 @@
-// What the container suites (test/image/) share: this checkout's image, built once for the project by
-// image-setup.ts, and how a suite runs it, calls it and removes what it made.
+// What the container suites (test/image/) share: this checkout's image, named by the project's set-up
+// (image-setup.ts) and built once by the first of its files to begin, and how a suite runs it, calls it
+// and removes what it made.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, podman } from '@animal-store/test-support';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { buildImage, buildMarks } from './image-setup.js';
 
-export { checkout, repo } from './image-setup.js';
+export { caBuildArgs, checkout, repo } from './image-setup.js';
 
 /** This checkout's image; '' where podman is missing (the suites that run it skip). */
 export const image = inject('image');
+
+/** Whether this process made the directory `path` (false: it was there, made by another). */
+function makesDirectory(path: string): boolean {
+  try {
+    mkdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * This checkout's image, built before the file's tests by the first of the project's files to begin; the
@@ -20,13 +31,7 @@ export function imageBuiltBeforeAll(): void {
     if (!image) return;
     const marks = buildMarks(image);
     mkdirSync(marks.dir, { recursive: true });
-    let mine = true;
-    try {
-      mkdirSync(marks.building);
-    } catch {
-      mine = false;
-    }
-    if (mine) {
+    if (makesDirectory(marks.building)) {
       try {
         await buildImage(image);
         writeFileSync(marks.built, '');
