@@ -25,7 +25,9 @@ const inFlight = Symbol('requests in flight on this connection');
 const served = Symbol('requests received on this connection');
 const lastDone = Symbol('when the last answer on this connection was sent (ms)');
 const silence = Symbol('closes the connection if no request head arrives');
+const refused = Symbol("past its address's share of the slots: a request on it is answered 503");
 type CountedSocket = Socket & {
+  [refused]?: true;
   [inFlight]?: number;
   [served]?: number;
   [lastDone]?: number;
@@ -47,6 +49,11 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
     // A client that pipelines requests without reading the answers makes Node queue them all: past the
     // cap, the connection is dropped instead of holding more memory.
     const socket = req.socket as CountedSocket;
+    if (socket[refused]) {
+      res.shouldKeepAlive = false;
+      socket.end(rawError(503));
+      return;
+    }
     clearTimeout(socket[silence]);
     socket[served] = (socket[served] ?? 0) + 1;
     socket[inFlight] = (socket[inFlight] ?? 0) + 1;
@@ -83,11 +90,32 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   );
   const open = new Set<CountedSocket>();
   server[connections] = open;
-  // Past an address's share of the slots (connection-slots.ts), a new connection is closed at once.
+  /**
+   * A new connection past its address's share of the slots (connection-slots.ts): it holds no slot, and is
+   * not reset at once, as its client may have written its request already and could not tell whether it
+   * was read (seen: a flood of 600 clients from one address, a third of the resets on requests sent long
+   * before a SIGTERM). A request on it is answered 503 with Retry-After and Connection: close; whatever
+   * happens, it is closed within refusedForMs of its accept, or the headers timeout if shorter (as a silent
+   * connection is closed below: before Node's own check of that timeout would answer it 408). At most
+   * MAX_CONNECTIONS of them at once: past that, one is closed at once, so that a client opening connections
+   * by the thousand holds no more than that many (Node's own cap counts both, and drops what is past it).
+   */
+  const refusedFor = Math.min(refusedForMs, limits.headersTimeoutMs);
+  let refusing = 0;
+  const refuse = (socket: CountedSocket) => {
+    if (refusing >= limits.maxConnections) return void socket.destroy();
+    refusing++;
+    socket[refused] = true;
+    const close = setTimeout(() => socket.destroy(), refusedFor).unref();
+    socket.once('close', () => {
+      refusing--;
+      clearTimeout(close);
+    });
+  };
   const slots = connectionSlots(limits);
   server.on('connection', (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? '';
-    if (!slots.take(address, open.size)) return void socket.destroy();
+    if (open.size >= limits.maxConnections || !slots.take(address, open.size)) return void refuse(socket);
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
@@ -101,7 +129,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
       clearTimeout(socket[silence]);
     });
   });
-  server.maxConnections = limits.maxConnections;
+  server.maxConnections = 2 * limits.maxConnections; // the slots, and as many refusals being answered
   server.maxHeadersCount = maxHeaderLines + 1; // one more than allowed: enough to tell that it was exceeded
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Never throws: a socket that cannot take an answer any more is just closed.
@@ -125,6 +153,9 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
 /** How many client connections `server` (made by createServer) holds open now. */
 export const openConnections = (server: Server): number =>
   (server as DrainableServer)[connections]?.size ?? 0;
+
+/** How long a connection past its address's share of the slots is kept to answer its request (503). */
+export const refusedForMs = 1_000;
 
 /** After a shutdown signal, how long connections are still accepted (then answered and closed). */
 export const acceptWindowMs = 500;

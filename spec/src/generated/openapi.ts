@@ -301,7 +301,9 @@ export interface components {
         /**
          * @description The store is unreachable or busy for now (the service keeps running and recovers by itself when the
          *     store returns). Nothing was changed; retry after `Retry-After` seconds. The rate-limit headers are absent:
-         *     the request could not be counted.
+         *     the request could not be counted. Also the answer to a request on a connection past the server's
+         *     connection caps (in all, or from one address; see the operators' docs): open fewer connections, or
+         *     reuse those already open.
          */
         ServiceUnavailable: {
             headers: {

@@ -228,7 +228,7 @@ describe('.ci/run', () => {
     }
   });
 
-  it('names each failed test once at the end of the run, where the tail of a CI log shows it', () => {
+  it('names each failed test once at the end of the run, where the tail of a CI log shows it, with its error and where it was thrown', () => {
     const run = readFileSync(fileURLToPath(new URL('../../../.ci/run', import.meta.url)), 'utf8');
     expect(run).toContain('sh scripts/failed-tests.sh "$log"');
     expect(run.indexOf('failed-tests.sh')).toBeGreaterThan(run.indexOf('slowest-files.sh "$log"'));
@@ -240,6 +240,10 @@ describe('.ci/run', () => {
       const lines = [
         '@animal-store/server:test:  \x1b[32m✓\x1b[39m sqlite test/f.test.ts (3 tests) 1000ms',
         failed, // the runs outside turbo (the other Node lines) have no package in front
+        'AssertionError: expected 3 to be 0 // Object.is equality',
+        '',
+        '- Expected',
+        '\x1b[2m ❯ \x1b[22mtest/p.test.ts:\x1b[2m395:36\x1b[22m',
         failed,
         `@animal-store/console:test: ${failed.replace('p.test.ts', 'c.test.tsx')}`,
         ' FAIL  postgres  test/broken.test.ts [ test/broken.test.ts ]', // a file that failed to load
@@ -251,6 +255,8 @@ describe('.ci/run', () => {
         .split('\n');
       expect(printed).toEqual([
         'sqlite  test/p.test.ts > the command line > --version exits 0',
+        '    AssertionError: expected 3 to be 0 // Object.is equality',
+        '    at test/p.test.ts:395:36',
         '@animal-store/console sqlite  test/c.test.tsx > the command line > --version exits 0',
         'postgres  test/broken.test.ts [ test/broken.test.ts ]',
       ]);

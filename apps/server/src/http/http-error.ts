@@ -105,6 +105,18 @@ export const answers = {
       'service_unavailable',
       { 'Retry-After': '5' },
     ),
+  /**
+   * A connection past its address's share of the connection slots (server.ts, connection-slots.ts): a
+   * request on it is answered so, never reset, so that its client knows nothing was done (nginx's
+   * limit_conn answers 503 too).
+   */
+  tooManyConnections: () =>
+    new HttpError(
+      503,
+      'Too many connections from this address; retry in a second, or on a connection already open.',
+      'service_unavailable',
+      { 'Retry-After': '1' },
+    ),
   /** What Node's HTTP parser refuses (answered by server.ts on the socket, before any app sees it). */
   unparsable: () => new HttpError(400, 'The request could not be parsed as HTTP/1.1.'),
   requestTimeout: () => new HttpError(408, 'The request did not arrive in time.'),

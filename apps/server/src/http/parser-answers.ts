@@ -1,5 +1,6 @@
-// What Node's HTTP parser refuses, answered in the Error shape straight on the socket before Express ever
-// sees a request (server.ts), and a request target in absolute form read as the origin form.
+// What Node's HTTP parser refuses, and a request on a connection past its address's slots, answered in the
+// Error shape straight on the socket before Express ever sees a request (server.ts), and a request target
+// in absolute form read as the origin form.
 import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import { answers, type HttpError } from './http-error.js';
 import { requestId } from './request-log.js';
@@ -17,12 +18,13 @@ export const statusForParserError: Record<string, number> = {
   HPE_INVALID_METHOD: 501,
 };
 
-/** The answers to what the parser refuses, by status (the catalogue's). */
+/** The answers written straight on the socket, by status (the catalogue's). */
 const parserAnswers: Record<number, () => HttpError> = {
   400: answers.unparsable,
   408: answers.requestTimeout,
   431: () => answers.headersTooLarge(maxHeaderLines),
   501: answers.methodNotImplemented,
+  503: answers.tooManyConnections,
 };
 
 /** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
@@ -34,6 +36,7 @@ export function rawError(status: number): string {
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
     `X-Request-Id: ${requestId()}`,
     '',
     body,

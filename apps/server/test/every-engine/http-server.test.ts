@@ -156,7 +156,7 @@ async function probe(port: number, localAddress: string): Promise<number> {
 }
 
 describe('connection limits', () => {
-  it('refuses connections beyond MAX_CONNECTIONS at once, and serves again when they go', async () => {
+  it('answers a request on a connection beyond MAX_CONNECTIONS 503 at once, and serves again when they go', async () => {
     const server = await serve({ connections: { maxConnections: 3 } });
     const port = Number(new URL(server.url).port);
     for (let i = 0; i < 3; i++) {
@@ -166,8 +166,8 @@ describe('connection limits', () => {
     }
     const { closed, text, elapsedMs } = await rawRequest(server.url, `GET /healthz HTTP/1.1\r\n${host}\r\n`);
     expect(closed).toBe(true);
-    expect(text).toBe('');
-    expect(elapsedMs).toBeLessThan(3_000); // closed on accept, not after the 10 s headers timeout
+    expect(parseRaw(text).status).toBe(503);
+    expect(elapsedMs).toBeLessThan(3_000); // answered and closed at once, not after the 10 s headers timeout
     for (const socket of sockets.splice(0)) socket.destroy();
     // Answered again once the server has seen the three close (at once when idle, later under load).
     await expect
@@ -242,17 +242,61 @@ describe('connection limits', () => {
     expect(probes).toEqual(Array(15).fill(200));
   });
 
-  it('MAX_CONNECTIONS_PER_ADDRESS=1: an address holds one connection (served), and a second is closed at once', async () => {
+  it('MAX_CONNECTIONS_PER_ADDRESS=1: an address holds one connection (served); a request on a second is answered 503 and it closes, a silent one closes within a second', async () => {
     const server = await serve({ connections: { maxConnections: 50, maxConnectionsPerAddress: 1 } });
     const port = Number(new URL(server.url).port);
     const [first] = await holdConnections(port, '127.0.0.3', 1);
     expect(await askOn(first as Socket)).toBe(200);
-    const [second] = await holdConnections(port, '127.0.0.3', 1);
-    expect(
-      await within(2_000, 'the second connection to close', once(second as Socket, 'close')),
-    ).toBeTruthy();
+    const [second, silent] = (await holdConnections(port, '127.0.0.3', 2)) as [Socket, Socket];
+    const answer = new Promise<string>((resolve) => {
+      let text = '';
+      second.on('data', (chunk) => {
+        text += chunk;
+      });
+      second.once('close', () => resolve(text));
+    });
+    second.write(`GET /healthz HTTP/1.1\r\n${host}\r\n`);
+    const refused = parseRaw(await within(3_000, 'the second connection to close', answer));
+    expect(refused.status).toBe(503);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect(refused.headers.connection).toBe('close');
+    expect(refused.body).toEqual({
+      code: 'service_unavailable',
+      message: expect.stringContaining('Too many connections from this address'),
+      status: 503,
+    });
+    expect(await within(3_000, 'the silent connection to close', once(silent, 'close'))).toBeTruthy();
     expect(await askOn(first as Socket)).toBe(200); // the first is untouched
     expect(await probe(port, '127.0.0.4')).toBe(200); // and another address has its own
+  });
+
+  it('requests on connections past MAX_CONNECTIONS_PER_ADDRESS: each answered 503, none reset', async () => {
+    // A reset leaves a client unable to tell whether its request was read; one closed at once with its
+    // request already sent is reset by the kernel (it was: every refused connection here).
+    const server = await serve({ connections: { maxConnections: 50, maxConnectionsPerAddress: 3 } });
+    const port = Number(new URL(server.url).port);
+    await holdConnections(port, '127.0.0.5', 3); // the address's three, held open
+    const outcomes = await Promise.all(
+      Array.from(
+        { length: 20 },
+        () =>
+          new Promise<string>((resolve) => {
+            const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.5' });
+            sockets.push(socket);
+            let text = '';
+            socket.on('data', (chunk) => {
+              text += chunk;
+            });
+            socket.once('connect', () =>
+              socket.write(`GET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`),
+            );
+            socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+            socket.once('close', () => resolve(text.slice(0, 12) || 'closed unanswered'));
+          }),
+      ),
+    );
+    expect(outcomes).toEqual(Array(20).fill('HTTP/1.1 503'));
+    expect(await probe(port, '127.0.0.6')).toBe(200); // another address is served meanwhile
   });
 
   it.each([

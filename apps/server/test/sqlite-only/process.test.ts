@@ -326,7 +326,9 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
   it('/readyz fails at once; every connection is answered or refused, and a reset never follows a read request', async () => {
     const server = await start({ DATABASE_URL: tempDatabase(), NODE_ENV: 'production', WORKERS: workers });
     const { hostname, port } = new URL(server.url);
-    type Outcome = 'answered' | 'refused' | 'reset' | 'readyz-503';
+    // busy: answered 503 on a connection past the address's share of the slots (server.ts), where a
+    // loaded machine lets closed connections pile up in the server before it sees them close.
+    type Outcome = 'answered' | 'busy' | 'refused' | 'reset' | 'readyz-503';
     const outcomes: Outcome[] = [];
     const resetsAfterAnswerStarted: string[] = [];
     /** Requests written before the signal was sent whose connection was reset: none may be. */
@@ -353,6 +355,7 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
           });
           socket.once('close', () => {
             if (text.startsWith('HTTP/1.1 503') && path === '/readyz') resolve('readyz-503');
+            else if (text.startsWith('HTTP/1.1 503')) resolve('busy');
             else resolve(text.startsWith('HTTP/1.1 200') ? 'answered' : 'reset');
           });
         });
@@ -390,21 +393,21 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
     running = false;
     expect(await exit).toBe(0);
     const count = (o: Outcome) => outcomes.filter((x) => x === o).length;
-    process.stdout.write(
-      `SIGTERM WORKERS=${workers}: ${count('answered')} answered, ${count('refused')} refused, ${count('reset')} reset (${resetSentBeforeSignal} sent before the signal)\n`,
-    );
-    expect(count('answered')).toBeGreaterThan(50);
-    expect(count('refused')).toBeGreaterThan(0); // the listener did close, and said so to new connections
-    expect(resetsAfterAnswerStarted).toEqual([]); // nothing half-answered
+    // The counts go with every assertion, so that a failure on a loaded machine says what the run saw.
+    const seen = `SIGTERM WORKERS=${workers}: ${count('answered')} answered, ${count('busy')} busy, ${count('refused')} refused, ${count('reset')} reset (${resetSentBeforeSignal} sent before the signal)`;
+    process.stdout.write(`${seen}\n`);
+    expect(count('answered'), seen).toBeGreaterThan(50);
+    expect(count('refused'), seen).toBeGreaterThan(0); // the listener did close, and said so to new connections
+    expect(resetsAfterAnswerStarted, seen).toEqual([]); // nothing half-answered
     // Every request sent on a connection the kernel had completed when the signal was sent is answered:
     // the accept window takes what the kernel held then (docs/running.md, Shutdown).
-    expect(resetSentBeforeSignal).toBe(0);
+    expect(resetSentBeforeSignal, seen).toBe(0);
     // Every request the server read, it answered: none logged as left by its client unanswered.
     expect(server.output()).not.toContain('"aborted":true');
     expect(server.output()).not.toContain('request errored'); // readiness failing on purpose is no error
     // The kernel resets the connections it completed but the process had not accepted when the listener
     // closed (docs/running.md, Shutdown): counted, not bounded, as a loaded machine decides how many.
-    expect(count('reset')).toBeLessThan(count('answered'));
+    expect(count('reset'), seen).toBeLessThan(count('answered'));
   });
 });
 
