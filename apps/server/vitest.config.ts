@@ -60,9 +60,15 @@ const imageSuite = folder('image');
 
 export default defineConfig(async () => {
   const { postgres, redis, postgresUrl } = await testEngines();
+  // The engine projects run their files in one module graph per worker (isolate: false): their suites
+  // (test/ only) drive servers they start themselves and share no module state, and loading the server's
+  // sources again for every file was most of their import time. Measured on 2 cores, the four Redis and
+  // PgBouncer projects: 383 → 338 s, CPU 376 → 303 s; PostgreSQL alone 111 → 94 s. The SQLite project keeps
+  // isolation: its src/ unit tests mock node:crypto and count calls of a shared validator.
+  const shared = { isolate: false };
   const project = (name: string, include: string[]) => ({
     extends: true as const,
-    test: { name, include, env: { TEST_BACKEND: name } },
+    test: { name, include, env: { TEST_BACKEND: name }, ...shared },
   });
   const bouncer = postgres ? tool('pgbouncer', 'pgbouncer', 'the suites through PgBouncer') : undefined;
   let pooled: object[] = [];
@@ -82,6 +88,7 @@ export default defineConfig(async () => {
         test: {
           name: 'postgres+pgbouncer',
           include: pooledSuites,
+          ...shared,
           globalSetup: ['test/support/pgbouncer-setup.ts'],
           env: { TEST_BACKEND: 'postgres', TEST_POSTGRES_URL: through.toString() },
         },
@@ -96,6 +103,7 @@ export default defineConfig(async () => {
           test: {
             name,
             include: topologySuites,
+            ...shared,
             globalSetup: ['test/support/redis-topology-setup.ts'],
             env: { TEST_BACKEND: 'postgres+redis' },
           },
