@@ -20,7 +20,7 @@ const suites = [
     // every-topology/ (the limits and the admin API across instances: the algorithm's work, which
     // src/limits/ covers on every line; 45 s a line). The console's suites (apps/console) are the browser's
     // work, not Node's: on Node 24 only.
-    'pnpm --filter @animal-store/server exec vitest run --project sqlite src/ test/every-engine/ test/sqlite-only/ test/engine-faults/',
+    'pnpm --filter @animal-store/server exec vitest run --project unit --project sqlite src/ test/every-engine/ test/sqlite-only/ test/engine-faults/',
   ],
 ];
 

@@ -1,7 +1,8 @@
-// The server's tests, as six projects: everything on SQLite, the HTTP suites again on PostgreSQL and on
-// PostgreSQL + Redis (TEST_BACKEND, read by test/support/backends.ts), most of them through PgBouncer in
-// transaction mode, and on Redis Sentinel and Redis Cluster (each started by the project). An engine or a program that cannot be reached skips its project with one line saying
-// how to enable it; under CI it is a failure instead.
+// The server's tests, as projects: the unit tests beside the sources, every suite on SQLite, the HTTP suites
+// again on PostgreSQL and on PostgreSQL + Redis (TEST_BACKEND, read by test/support/backends.ts), most of them
+// through PgBouncer in transaction mode, and on Redis Sentinel and Redis Cluster (each started by the
+// project). An engine or a program that cannot be reached skips its project with one line saying how to
+// enable it; under CI it is a failure instead.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -60,11 +61,11 @@ const imageSuite = folder('image');
 
 export default defineConfig(async () => {
   const { postgres, redis, postgresUrl } = await testEngines();
-  // The engine projects run their files in one module graph per worker (isolate: false): their suites
-  // (test/ only) drive servers they start themselves and share no module state, and loading the server's
-  // sources again for every file was most of their import time. Measured on 2 cores, the four Redis and
-  // PgBouncer projects: 383 → 338 s, CPU 376 → 303 s; PostgreSQL alone 111 → 94 s. The SQLite project keeps
-  // isolation: its src/ unit tests mock node:crypto and count calls of a shared validator.
+  // The suites under test/ run their files in one module graph per worker (isolate: false): they drive
+  // servers they start themselves and share no module state, and loading the server's sources again for
+  // every file was most of their import time. Measured on 2 cores, the four Redis and PgBouncer projects:
+  // 383 → 338 s, CPU 376 → 303 s; PostgreSQL alone 111 → 94 s; the SQLite suites the other Node lines run
+  // 124 → 96 s. The unit tests (src/) stay isolated: see their project.
   const shared = { isolate: false };
   const project = (name: string, include: string[]) => ({
     extends: true as const,
@@ -117,13 +118,20 @@ export default defineConfig(async () => {
       maxWorkers: 3,
       ...processSuiteTimeouts,
       projects: [
+        // The unit tests beside the sources, isolated: some mock node:crypto or count calls of a shared
+        // validator, and fail in a module graph other files share.
+        {
+          extends: true as const,
+          test: { name: 'unit', include: ['src/**/*.test.ts'], env: { TEST_BACKEND: 'sqlite' } },
+        },
         {
           extends: true as const,
           test: {
             name: 'sqlite',
-            include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+            include: ['test/**/*.test.ts'],
             exclude: [...configDefaults.exclude, imageSuite],
             env: { TEST_BACKEND: 'sqlite' },
+            ...shared,
           },
         },
         ...(postgres ? [project('postgres', httpSuites)] : []),

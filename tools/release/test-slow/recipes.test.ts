@@ -47,7 +47,7 @@ describe('the recipes, followed (docs/recipes/*.patch)', () => {
     const { stdout } = await sh(
       // Verbose: every test's name is printed, not only a slow one's (pet-fields' name was printed only
       // when it took over 300 ms, and a quick run failed the check below).
-      `pnpm --filter @animal-store/server exec vitest run --reporter=verbose --project sqlite --project postgres ${suites.join(' ')}`,
+      `pnpm --filter @animal-store/server exec vitest run --reporter=verbose --project unit --project sqlite --project postgres ${suites.join(' ')}`,
       scratch,
       { NO_COLOR: '1' },
     );
