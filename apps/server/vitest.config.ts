@@ -61,19 +61,15 @@ const imageSuite = folder('image');
 
 export default defineConfig(async () => {
   const { postgres, redis, postgresUrl } = await testEngines();
-  // The suites under test/ run their files in one module graph per worker (isolate: false): they drive
-  // servers they start themselves and share no module state, and loading the server's sources again for
-  // every file was most of their import time. Measured on 2 cores, the four Redis and PgBouncer projects:
-  // 383 → 338 s, CPU 376 → 303 s; PostgreSQL alone 111 → 94 s; the SQLite suites the other Node lines run
-  // 124 → 96 s. The unit tests (src/) stay isolated: see their project. So do the Sentinel and Cluster
-  // projects: their failovers are timed in servers the test process runs itself, and a file's leftovers in
-  // a shared worker (timers, connections still closing) are load on that process: a rehearsal saw the
-  // forced Sentinel failover lose 1,113 admissions, a race docs/decisions.md#redis-failovers bounds by
-  // hearing the Sentinels in time.
-  const shared = { isolate: false };
+  // Every project isolates its files (a new module graph for each). Without isolation the suites under test/
+  // took 12–23 % less time and CPU (the four Redis and PgBouncer projects 383 → 338 s, the Node lines'
+  // SQLite suites 124 → 96 s), but three clean-clone rehearsals then failed three different timed tests
+  // (a forced Sentinel failover losing admissions, a pool told 1 s after its window was used, 14 × 503 of
+  // 200 concurrent requests): the same work packed into less time, and a file's leftovers in a shared worker
+  // loading the servers a later file runs in that process. Kept until those bounds hold under that load.
   const project = (name: string, include: string[]) => ({
     extends: true as const,
-    test: { name, include, env: { TEST_BACKEND: name }, ...shared },
+    test: { name, include, env: { TEST_BACKEND: name } },
   });
   const bouncer = postgres ? tool('pgbouncer', 'pgbouncer', 'the suites through PgBouncer') : undefined;
   let pooled: object[] = [];
@@ -93,7 +89,6 @@ export default defineConfig(async () => {
         test: {
           name: 'postgres+pgbouncer',
           include: pooledSuites,
-          ...shared,
           globalSetup: ['test/support/pgbouncer-setup.ts'],
           env: { TEST_BACKEND: 'postgres', TEST_POSTGRES_URL: through.toString() },
         },
@@ -121,8 +116,8 @@ export default defineConfig(async () => {
       maxWorkers: 3,
       ...processSuiteTimeouts,
       projects: [
-        // The unit tests beside the sources, isolated: some mock node:crypto or count calls of a shared
-        // validator, and fail in a module graph other files share.
+        // The unit tests beside the sources, a project of their own (`--project unit` runs them alone). They
+        // need isolation whatever the others do: some mock node:crypto or count a shared validator's calls.
         {
           extends: true as const,
           test: { name: 'unit', include: ['src/**/*.test.ts'], env: { TEST_BACKEND: 'sqlite' } },
@@ -134,7 +129,6 @@ export default defineConfig(async () => {
             include: ['test/**/*.test.ts'],
             exclude: [...configDefaults.exclude, imageSuite],
             env: { TEST_BACKEND: 'sqlite' },
-            ...shared,
           },
         },
         ...(postgres ? [project('postgres', httpSuites)] : []),
