@@ -48,5 +48,6 @@ describe('connection slots', () => {
     for (let open = 0; open < 9; open++) expect(slots.take('a', open)).toBe(true);
     expect(slots.take('a', 9)).toBe(false); // a holds 9: the tenth slot is kept
     expect(slots.take('b', 9)).toBe(true); // b holds none: it may take it
+    expect(slots.take('c', 10)).toBe(false); // every slot is held: not even a new address gets one
   });
 });

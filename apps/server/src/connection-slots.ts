@@ -27,11 +27,11 @@ export function connectionSlots(limits: ConnectionLimits) {
   const shared = limits.maxConnections - reservedSlots(limits.maxConnections);
   const held = new Map<string, number>();
   return {
-    /** Whether `address` may open one more connection while `open` are open in all; if so, it holds it. */
+    /** Whether `address` may open one more connection while `open` are open in all (at most MAX_CONNECTIONS); if so, it holds it. */
     take(address: string, open: number): boolean {
       const count = (held.get(address) ?? 0) + 1;
       const capped = !isProxy(address) && count > limits.maxConnectionsPerAddress;
-      if (capped || (count > 1 && open >= shared)) return false;
+      if (capped || open >= limits.maxConnections || (count > 1 && open >= shared)) return false;
       held.set(address, count);
       return true;
     },

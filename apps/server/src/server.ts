@@ -115,7 +115,7 @@ export function createServer(app: Express, limits: ConnectionLimits, logger: Log
   const slots = connectionSlots(limits);
   server.on('connection', (socket: CountedSocket) => {
     const address = socket.remoteAddress ?? '';
-    if (open.size >= limits.maxConnections || !slots.take(address, open.size)) return void refuse(socket);
+    if (!slots.take(address, open.size)) return void refuse(socket);
     open.add(socket);
     // Node's headers timeout runs only once bytes arrive: a connection that sends nothing would hold one of
     // the MAX_CONNECTIONS slots for ever. It gets the same time to send a complete request head.
@@ -155,7 +155,7 @@ export const openConnections = (server: Server): number =>
   (server as DrainableServer)[connections]?.size ?? 0;
 
 /** How long a connection past its address's share of the slots is kept to answer its request (503). */
-export const refusedForMs = 1_000;
+const refusedForMs = 1_000;
 
 /** After a shutdown signal, how long connections are still accepted (then answered and closed). */
 export const acceptWindowMs = 500;

@@ -19,7 +19,7 @@ export const statusForParserError: Record<string, number> = {
 };
 
 /** The answers written straight on the socket, by status (the catalogue's). */
-const parserAnswers: Record<number, () => HttpError> = {
+const rawAnswers: Record<number, () => HttpError> = {
   400: answers.unparsable,
   408: answers.requestTimeout,
   431: () => answers.headersTooLarge(maxHeaderLines),
@@ -29,7 +29,7 @@ const parserAnswers: Record<number, () => HttpError> = {
 
 /** A complete HTTP/1.1 response with the Error body, written straight to the socket. */
 export function rawError(status: number): string {
-  const error = (parserAnswers[status] ?? answers.unparsable)();
+  const error = (rawAnswers[status] ?? answers.unparsable)();
   const body = JSON.stringify(error.body);
   return [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
