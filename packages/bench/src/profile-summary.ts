@@ -64,6 +64,21 @@ export const ourLayers = serverLayers.filter(([, , own]) => own).map(([, name]) 
 export const layerBudgetUs = 5;
 
 /**
+ * The layers of a profile in CPU µs a request (`busyUs`: its busy time in each, over the `served` requests of
+ * every measured run), the slowest first, our own with their budget; undefined when nothing was served.
+ */
+export function layersPerRequest(busyUs: Map<string, number>, served: number) {
+  if (served === 0) return undefined;
+  return [...busyUs]
+    .map(([layer, us]) => ({
+      layer,
+      usPerRequest: us / served,
+      ...(ourLayers.includes(layer) && { budgetUs: layerBudgetUs }),
+    }))
+    .sort((a, b) => b.usPerRequest - a.usPerRequest);
+}
+
+/**
  * The layer of the server (serverLayers) a profile node's time counts for: the innermost on its stack, since
  * a middleware calls the next and the outer ones hold everything after them; `other` for a stack of none.
  * Worked out once per node, from its own frame or else its parent's layer.
