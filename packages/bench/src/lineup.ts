@@ -43,7 +43,7 @@ type Choices = {
 
 /** Starts every contestant; `inOrder`, the order a round drives them. */
 export async function lineUp(stores: Stores, { profile, against, earlier, backends }: Choices) {
-  const { databasePath, headersOf, limitedOf } = stores;
+  const { databasePath, headersOf } = stores;
   const headerOf = (name: string) => headersOf.get(name) ?? stores.authorization;
   const launch = (
     name: string,
@@ -83,31 +83,7 @@ export async function lineUp(stores: Stores, { profile, against, earlier, backen
       OTEL_TRACES_SAMPLER_ARG: '0.1',
     }),
   ];
-  // --against: the earlier commit's server on a store of its own, seeded alike through its keys command and API.
-  if (against !== undefined && earlier) {
-    const databaseUrl = join(stores.dir, 'against.db');
-    headersOf.set(against, `Bearer ${earlier.key(databaseUrl)}`);
-    limitedOf.set(against, `Bearer ${earlier.key(databaseUrl, 1)}`);
-    const target = await launch(against, earlier.args(profile), { DATABASE_URL: databaseUrl, ...neverBans });
-    await seedThroughApi(target.url, headerOf(against), pets);
-    extra.push(target);
-  }
-  for (const b of backends) {
-    headersOf.set(b, headersOf.get('postgres') as string);
-    const env: Record<string, string> = {
-      DATABASE_URL: stores.pgUrl,
-      ...(b === 'postgres+redis' && {
-        REDIS_URL: stores.redisUrl,
-        REDIS_KEY_PREFIX: `bench:${process.pid}:`,
-      }),
-      ...neverBans,
-    };
-    extra.push(await launch(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
-    if (b === 'postgres+redis') {
-      headersOf.set(redisWorkers, headersOf.get(b) as string);
-      extra.push(await launch(redisWorkers, [...serverFlags, serverMain], { ...env, WORKERS: '2' }));
-    }
-  }
+  extra.push(...(await earlierAndEngines(stores, { profile, against, earlier, backends }, launch)));
   // The --against server right after this tree's in every round, so that the machine's drift between the
   // two (a shared VM's steal comes and goes over tens of seconds) is the least it can be; the ratio is the
   // median of the rounds' own ratios.
@@ -121,4 +97,42 @@ export async function lineUp(stores: Stores, { profile, against, earlier, backen
     ...extra.filter((e) => e.name !== against),
   ];
   return { server, bare, floor, extra, collector, inOrder, headerOf };
+}
+
+type Launch = (name: string, args: string[], env?: Record<string, string>) => Promise<Target>;
+
+/** --against's server, and the --backend servers (PostgreSQL + Redis also with two workers). */
+async function earlierAndEngines(
+  stores: Stores,
+  { profile, against, earlier, backends }: Choices,
+  launch: Launch,
+): Promise<Target[]> {
+  const { headersOf, limitedOf } = stores;
+  const started: Target[] = [];
+  // --against: the earlier commit's server on a store of its own, seeded alike through its keys command and API.
+  if (against !== undefined && earlier) {
+    const databaseUrl = join(stores.dir, 'against.db');
+    headersOf.set(against, `Bearer ${earlier.key(databaseUrl)}`);
+    limitedOf.set(against, `Bearer ${earlier.key(databaseUrl, 1)}`);
+    const target = await launch(against, earlier.args(profile), { DATABASE_URL: databaseUrl, ...neverBans });
+    await seedThroughApi(target.url, headersOf.get(against) as string, pets);
+    started.push(target);
+  }
+  for (const b of backends) {
+    headersOf.set(b, headersOf.get('postgres') as string);
+    const env: Record<string, string> = {
+      DATABASE_URL: stores.pgUrl,
+      ...(b === 'postgres+redis' && {
+        REDIS_URL: stores.redisUrl,
+        REDIS_KEY_PREFIX: `bench:${process.pid}:`,
+      }),
+      ...neverBans,
+    };
+    started.push(await launch(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
+    if (b === 'postgres+redis') {
+      headersOf.set(redisWorkers, headersOf.get(b) as string);
+      started.push(await launch(redisWorkers, [...serverFlags, serverMain], { ...env, WORKERS: '2' }));
+    }
+  }
+  return started;
 }
