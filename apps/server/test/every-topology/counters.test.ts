@@ -50,12 +50,15 @@ async function expectRunning(key: string, used: number, grant: { resetAt: number
 
 describe(`counters on ${engine}`, () => {
   it('grants what is asked while the window has it, then the rest, then nothing', async () => {
-    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 5, used: 5 });
-    expect(await counters.take('minute:a', 5, 8, window)).toMatchObject({ granted: 3, used: 8 });
-    const none = await counters.take('minute:a', 5, 8, window);
+    // A window that outlasts the three takes: a rehearsal under load saw the file's first takes on
+    // PostgreSQL outlast a 400-ms one, and the third began a new window.
+    const minute = 60_000;
+    expect(await counters.take('minute:a', 5, 8, minute)).toMatchObject({ granted: 5, used: 5 });
+    expect(await counters.take('minute:a', 5, 8, minute)).toMatchObject({ granted: 3, used: 8 });
+    const none = await counters.take('minute:a', 5, 8, minute);
     expect(none).toMatchObject({ granted: 0, used: 8 });
     expect(none.resetAt - Date.now()).toBeGreaterThan(0);
-    expect(none.resetAt - Date.now()).toBeLessThanOrEqual(window);
+    expect(none.resetAt - Date.now()).toBeLessThanOrEqual(minute);
   });
 
   it('starts a new window once the last one has ended', async () => {
