@@ -1,7 +1,7 @@
-// `pnpm bench`'s options, as parsed from its command line, or a clean exit: --help prints the usage (0); a
-// bad option one line and the usage (2).
-import { parseArgs } from 'node:util';
+// `pnpm bench`'s options, as parsed from its command line (command-line.ts: --help, a bad option), and
+// checked.
 import { commitOf, earlierServer } from './against.js';
+import { commandLine } from './command-line.js';
 
 const usage = `Usage: pnpm bench [options]
 
@@ -24,32 +24,18 @@ function refuse(message: string): never {
   process.exit(2);
 }
 
-function parsed() {
-  try {
-    return parseArgs({
-      options: {
-        duration: { type: 'string', default: '10' },
-        connections: { type: 'string', default: '10' },
-        rounds: { type: 'string', default: '1' },
-        profile: { type: 'boolean', default: false },
-        backend: { type: 'string', multiple: true, default: [] },
-        scenario: { type: 'string', multiple: true, default: [] },
-        against: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (error) {
-    return refuse(`${(error as Error).message}\n\n${usage}`.replace(/\n$/, ''));
-  }
-}
-
 /** The bench's options; --against's commit is built here, before anything is started. */
 export function benchOptions() {
-  const values = parsed();
-  if (values.help) {
-    process.stdout.write(usage);
-    process.exit(0);
-  }
+  const values = commandLine('pnpm bench', usage, {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '1' },
+    profile: { type: 'boolean', default: false },
+    backend: { type: 'string', multiple: true, default: [] },
+    scenario: { type: 'string', multiple: true, default: [] },
+    against: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  });
   const against = values.against;
   let againstCommit: ReturnType<typeof commitOf> | undefined;
   let earlier: ReturnType<typeof earlierServer> | undefined;

@@ -12,12 +12,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { openBackend, type Plan, planQuotas } from '@animal-store/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { commandLine } from './command-line.js';
 import { benchRedis } from './private-redis.js';
 import { root, serverFlags, serverMain } from './server-command.js';
 
@@ -33,27 +33,13 @@ Results: the table printed, and bench-results/store-cost-<timestamp>.json. What 
 docs/performance.md#what-the-limits-cost-redis.
 `;
 
-function options() {
-  try {
-    return parseArgs({
-      options: {
-        duration: { type: 'string', default: '30' },
-        warmup: { type: 'string', default: '10' },
-        instances: { type: 'string', multiple: true, default: ['1', '4'] },
-        shape: { type: 'string', multiple: true, default: [] },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    }).values;
-  } catch (error) {
-    process.stderr.write(`pnpm bench:store-cost: ${(error as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-}
-const values = options();
-if (values.help) {
-  process.stdout.write(usage);
-  process.exit(0);
-}
+const values = commandLine('pnpm bench:store-cost', usage, {
+  duration: { type: 'string', default: '30' },
+  warmup: { type: 'string', default: '10' },
+  instances: { type: 'string', multiple: true, default: ['1', '4'] },
+  shape: { type: 'string', multiple: true, default: [] },
+  help: { type: 'boolean', short: 'h', default: false },
+});
 const seconds = (name: 'duration' | 'warmup') => {
   const n = Number(values[name]);
   if (!Number.isFinite(n) || n < 0) {
