@@ -1,5 +1,5 @@
 // The key cache over a real SQLite store; what it answers from memory is seen by changing the store behind it.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { quotaFor } from '../plans.js';
 import { keyCacheEntries, withKeyCache } from './key-cache.js';
 import { openDatabase, sqliteStore } from './sqlite/index.js';
@@ -45,5 +45,18 @@ describe('withKeyCache', () => {
     expect(graced?.graceEndsAt).toEqual(expect.any(String));
     await new Promise((r) => setTimeout(r, 1_050));
     expect(await cached.verify(key)).toBeUndefined();
+  });
+
+  it('answers a lookup without arming a timer (the request path: pnpm bench --profile)', async () => {
+    const { keys, cached } = setup();
+    const { key } = await keys.create({ plan: 'free', quota: quotaFor('free') });
+    vi.useFakeTimers({ toFake: ['setTimeout'] });
+    try {
+      for (let i = 0; i < 3; i++) expect(await cached.verify(key)).toBeDefined();
+      expect(await cached.verify('as_000000000000_nope')).toBeUndefined();
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

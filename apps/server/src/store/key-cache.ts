@@ -17,9 +17,16 @@ export const keyCacheEntries = 10_000;
 
 const name = (token: string) => hash('sha256', token, 'base64');
 
+/**
+ * The caches' options. `ttlResolution: 0`: an entry's age is read from the clock at each lookup. lru-cache's
+ * default (1 ms) keeps the clock's reading for a millisecond with a timer, armed again every millisecond
+ * under load: a timer for every few requests, 0.6 µs a request (pnpm bench --profile).
+ */
+const cacheOptions = { max: keyCacheEntries, ttl: keyCacheMs, ttlResolution: 0 };
+
 export function withKeyCache(keys: KeyStore, now = () => Date.now()): KeyStore {
-  const verified = new LRUCache<string, ApiKey>({ max: keyCacheEntries, ttl: keyCacheMs });
-  const refused = new LRUCache<string, true>({ max: keyCacheEntries, ttl: keyCacheMs });
+  const verified = new LRUCache<string, ApiKey>(cacheOptions);
+  const refused = new LRUCache<string, true>(cacheOptions);
   /** Drops every remembered token of the key (its secrets changed here). */
   const forget = (id: string) => {
     for (const [token, key] of verified.entries()) if (key.id === id) verified.delete(token);
