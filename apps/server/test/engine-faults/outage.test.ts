@@ -195,12 +195,8 @@ describe.runIf(backend === 'postgres')('PostgreSQL unreachable', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
 
     await pg.restore();
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await call(`${server.url}/v1/pets`, key)).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(status).toBe(200);
+    const status = async () => (await call(`${server.url}/v1/pets`, key)).status;
+    await expect.poll(status, { timeout: 10_000, interval: 200 }).toBe(200);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     const created = await call(`${server.url}/v1/pets`, key, {
       method: 'POST',
@@ -325,18 +321,12 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     expect(server.logs.join('')).toContain('Redis unreachable: rate limits fall back to per-instance memory');
 
     await redis.restart();
-    let back = false;
-    for (let i = 0; i < 50 && !back; i++) {
-      back = server.logs.join('').includes('Redis reachable again');
-      if (!back) await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(back).toBe(true);
+    const logs = (instance: typeof server) => () => instance.logs.join('');
+    await expect.poll(logs(server), { timeout: 10_000, interval: 200 }).toContain('Redis reachable again');
     // A fresh Redis (no persistence): said so in the log, since every window and ban started over.
     // Every instance, not only the first to notice (each has a marker of its own).
-    const saidEmpty = () => [server, other].every((s) => s.logs.join('').includes('Redis came back empty'));
-    for (let i = 0; i < 30 && !saidEmpty(); i++) await sleep(100);
-    expect(server.logs.join('')).toContain('Redis came back empty');
-    expect(other.logs.join('')).toContain('Redis came back empty');
+    for (const instance of [server, other])
+      await expect.poll(logs(instance), { timeout: 3_000, interval: 100 }).toContain('Redis came back empty');
     // Shared again: what each instance admitted meanwhile (4 and 5) is added to the fresh Redis's window,
     // each admission once, at its next report (5 s) or before it leases more, whichever comes first. The
     // window then holds its limit: both instances refuse, from the shared window, and add nothing.
@@ -344,8 +334,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     cleanups.push(() => redisView.disconnect());
     const minute = `${store.REDIS_KEY_PREFIX as string}minute:${tokenParts(key).id}`;
     const shared = async () => Number(await redisView.get(minute));
-    for (let i = 0; i < 80 && (await shared()) < 9; i++) await sleep(100);
-    expect(await shared()).toBe(9);
+    await expect.poll(shared, { timeout: 8_000, interval: 100 }).toBe(9);
     for (const instance of [server, other]) {
       const refused = await call(`${instance.url}/v1/pets`, key);
       expect(refused.status).toBe(429);
@@ -361,8 +350,9 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     redis.child.kill('SIGKILL');
     await once(redis.child, 'exit');
     await redis.restart(); // no persistence: empty
-    for (let i = 0; i < 50 && !server.logs.join('').includes('Redis came back empty'); i++) await sleep(100);
-    expect(server.logs.join('')).toContain('Redis came back empty');
+    await expect
+      .poll(() => server.logs.join(''), { timeout: 5_000, interval: 100 })
+      .toContain('Redis came back empty');
     await expectAdmitsItsLimitOf900(server, key);
   });
 
@@ -412,13 +402,10 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
           Number(await redisView.get(`${store.REDIS_KEY_PREFIX}day:${tokenParts(key).id}`)),
         ),
       );
+    // Unused lease points go back within a second; a take retried after the look counts once (its first
+    // try undone).
     const want = keys.map((key) => admitted.get(key) ?? 0);
-    let seen = await counted();
-    for (let i = 0; i < 20 && seen.join() !== want.join(); i++) {
-      await sleep(250); // unused lease points go back within a second
-      seen = await counted();
-    }
-    expect(seen).toEqual(want); // a take retried after the look counts once: its first try undone
+    await expect.poll(counted, { timeout: 5_000, interval: 250 }).toEqual(want);
   });
 
   it('a Redis flushed while it answers (FLUSHALL) is noticed within a probe: leased points dropped, one line, the new window admits its limit and no more', async () => {
@@ -427,7 +414,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     cleanups.push(() => redisView.disconnect());
     await redisView.flushall();
     const line = 'Redis came back empty';
-    for (let i = 0; i < 20 && !server.logs.join('').includes(line); i++) await sleep(100);
+    await expect.poll(() => server.logs.join(''), { timeout: 2_000, interval: 100 }).toContain(line);
     expect(server.logs.join('').split(line)).toHaveLength(2); // within the probe's second, and once
     await expectAdmitsItsLimitOf900(server, key);
     expect(server.logs.join('')).not.toContain('Redis unreachable'); // it answered throughout
@@ -459,12 +446,8 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     const redisView = new Redis(redis.url);
     cleanups.push(() => redisView.disconnect());
     const day = `${store.REDIS_KEY_PREFIX}day:${tokenParts(key).id}`;
-    let counted = 0;
-    for (let i = 0; i < 40 && counted !== admitted; i++) {
-      await sleep(250);
-      counted = Number(await redisView.get(day));
-    }
-    expect(counted).toBe(admitted);
+    const counted = async () => Number(await redisView.get(day));
+    await expect.poll(counted, { timeout: 10_000, interval: 250 }).toBe(admitted);
     expect(admitted).toBeGreaterThan(100);
     // And as operators read it: all used, nothing reserved (every report and give-back counted once).
     type Window = { name: string; used: number; reserved: number };
@@ -472,12 +455,9 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
       const res = await call(`${server.adminUrl}/admin/v1/keys/${tokenParts(key).id}/usage`, adminToken);
       return ((await res.json()) as { windows: Window[] }).windows.find((w) => w.name === 'day');
     };
-    let usage = await dayUsage();
-    for (let i = 0; i < 40 && (usage?.used !== admitted || usage.reserved !== 0); i++) {
-      await sleep(250);
-      usage = await dayUsage();
-    }
-    expect(usage).toMatchObject({ used: admitted, reserved: 0 });
+    await expect
+      .poll(dayUsage, { timeout: 10_000, interval: 250 })
+      .toMatchObject({ used: admitted, reserved: 0 });
   });
 
   it('a stalled Redis (SIGSTOP: connected, silent) never stalls the API; /readyz says degraded, then ready', async () => {
@@ -498,24 +478,21 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     }
     // This instance's own counters: what was left when it last asked Redis (2 of 3; it is alone).
     expect(during).toEqual([200, 200, 429, 429, 429]);
-    let ready: { status?: string; reason?: string } = {};
-    for (let i = 0; i < 30 && ready.status !== 'degraded'; i++) {
+    // Degraded is still ready (every answer a 200): the instance serves on its own counters.
+    const statuses = new Set<number>();
+    const readiness = async () => {
       const res = await fetch(`${server.url}/readyz`);
-      expect(res.status).toBe(200);
-      ready = await res.json();
-      if (ready.status !== 'degraded') await sleep(100);
-    }
-    expect(ready).toEqual({
+      statuses.add(res.status);
+      return res.json();
+    };
+    await expect.poll(readiness, { timeout: 3_000, interval: 100 }).toEqual({
       status: 'degraded',
       reason: expect.stringMatching(/^Redis unreachable .*per instance$/),
     });
 
     redis.child.kill('SIGCONT');
-    for (let i = 0; i < 30 && ready.status !== 'ready'; i++) {
-      await sleep(200);
-      ready = await (await fetch(`${server.url}/readyz`)).json();
-    }
-    expect(ready).toEqual({ status: 'ready' });
+    await expect.poll(readiness, { timeout: 6_000, interval: 200 }).toEqual({ status: 'ready' });
+    expect([...statuses]).toEqual([200]);
     // Stalled, not restarted: the data is all there, and the log does not claim otherwise.
     expect(server.logs.join('')).not.toContain('Redis came back empty');
     server.expectNoContractViolations();

@@ -84,12 +84,8 @@ function load(server: ServerProcess, key: string, clients = 8): Load {
 
 /** Waits up to 30 s for `url` to answer `status`. */
 async function until(url: string, status: number, key?: string) {
-  let last = 0;
-  for (let i = 0; i < 150 && last !== status; i++) {
-    last = (await call(url, key).catch(() => ({ status: 0 }))).status;
-    if (last !== status) await sleep(200);
-  }
-  expect(last, url).toBe(status);
+  const answer = async () => (await call(url, key).catch(() => ({ status: 0 }))).status;
+  await expect.poll(answer, { timeout: 30_000, interval: 200, message: url }).toBe(status);
 }
 
 /** After a fault: the process alive, only 200/201/503 answered, recovered, every acknowledged pet stored. */

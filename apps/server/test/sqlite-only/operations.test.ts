@@ -130,14 +130,12 @@ describe('logs that say who', () => {
     );
     await new Promise((r) => setTimeout(r, 200));
     socket.resetAndDestroy();
-    let lines: Record<string, unknown>[] = [];
-    for (let i = 0; i < 50 && lines.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      lines = server.logs
+    const lines = () =>
+      server.logs
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .filter((l) => (l.req as { id?: string } | undefined)?.id === 'left-early');
-    }
-    expect(lines).toEqual([
+    await expect.poll(lines, { timeout: 1_000, interval: 20 }).not.toHaveLength(0);
+    expect(lines()).toEqual([
       expect.objectContaining({
         msg: 'request completed',
         aborted: true,

@@ -461,7 +461,7 @@ describe('output that nobody reads', () => {
     });
     const exited = once(server.child, 'exit').then(([code]) => code as number | null);
     server.child.kill('SIGTERM');
-    while (!server.output().includes('shutting down')) await new Promise((r) => setTimeout(r, 5));
+    await expect.poll(server.output, { timeout: 5_000, interval: 5 }).toContain('shutting down');
     // The last lines fail: the log's flush at exit met the broken pipe and retried it every 100 ms for good
     // (sonic-boom 4's flushSync retries every error, not only EAGAIN).
     server.child.stdout?.destroy();
