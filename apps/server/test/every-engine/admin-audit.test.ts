@@ -262,10 +262,8 @@ describe('the audit trail', () => {
     // A second instance on the same store, keeping ten days: it deletes what is older when it starts.
     const second = await startServer({ store, adminTokens, env: { AUDIT_RETENTION_DAYS: '10' } });
     try {
-      for (let i = 0; i < 50; i++) {
-        if ((await events(`keyId=${id}`, second)).events.length === 2) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const count = async () => (await events(`keyId=${id}`, second)).events.length;
+      await expect.poll(count, { timeout: 5_000, interval: 100 }).toBe(2);
       const kept = (await events(`keyId=${id}`, second)).events;
       expect(kept.map((e) => e.requestId)).toEqual(['aged-9', old.requestId]); // by number: added later
       expect(kept).toEqual((await events(`keyId=${id}`)).events);
