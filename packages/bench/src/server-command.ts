@@ -6,8 +6,11 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository's root. */
 export const root = fileURLToPath(new URL('../../../', import.meta.url));
-/** The server's main in the tree at `tree`. */
-export const mainOf = (tree: string) => join(tree, 'apps/server/dist/main.js');
+/**
+ * The server's entry in the tree at `tree`: its bin, as `pnpm start` and the image run it (what it does
+ * before the service loads, Node's compile cache, is part of a start), its first line's flags given apart.
+ */
+export const mainOf = (tree: string) => join(tree, 'apps/server/bin/animal-store-server.js');
 /** Node's flags for the server of the tree at `tree`, as its bin gives them on its first line. */
 export const flagsOf = (tree: string) =>
   (readFileSync(join(tree, 'apps/server/bin/animal-store-server.js'), 'utf8').split('\n')[0] ?? '')
