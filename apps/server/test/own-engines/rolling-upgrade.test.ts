@@ -56,23 +56,13 @@ describe.runIf(release !== undefined)('a rolling upgrade from 1.1.0 on PostgreSQ
     expect(admitted).toBe(300);
     // Both instances running: what 1.1.0 took counts as used (its unused lease too), so never less than
     // the admissions; what this release leased and did not use is reserved. Within a report (5 s).
-    let seen: Window | undefined;
-    for (let i = 0; i < 60; i++) {
-      seen = await dayWindow(current, key.id);
-      if (seen.used >= admitted) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(seen?.used).toBeGreaterThanOrEqual(admitted);
-    expect(seen?.used).toBeLessThanOrEqual(admitted + 100); // the old instance's one unused lease at most
+    const used = async () => (await dayWindow(current, key.id)).used;
+    await expect.poll(used, { timeout: 12_000, interval: 200 }).toBeGreaterThanOrEqual(admitted);
+    expect(await used()).toBeLessThanOrEqual(admitted + 100); // the old instance's one unused lease at most
 
     // 1.1.0 stopped (the upgrade's next step): it gives its unused lease back; the usage is exact.
     expect(await previous.stop()).toBe(0);
-    for (let i = 0; i < 60; i++) {
-      seen = await dayWindow(current, key.id);
-      if (seen.used === admitted) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(seen?.used).toBe(admitted);
-    expect(seen?.remaining).toBe(1_000_000 - admitted);
+    await expect.poll(used, { timeout: 12_000, interval: 200 }).toBe(admitted);
+    expect((await dayWindow(current, key.id)).remaining).toBe(1_000_000 - admitted);
   });
 });
