@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createKey, enterprise, keysCommand as runKeys } from '@animal-store/test-support';
+import { createKey, enterprise } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
-import { call, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
+import { call, keysOn, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
 
 /** That the server refuses `key` (401) within 5 s: how long it may answer a changed key from memory. */
 async function refusedWithin(url: string, key: string): Promise<void> {
@@ -16,16 +16,13 @@ async function refusedWithin(url: string, key: string): Promise<void> {
   await expect.poll(status, { timeout: 5_500, interval: 250 }).toBe(401);
 }
 
-const keysCommand = (databasePath: string, ...args: string[]) =>
-  runKeys(serverDist, { DATABASE_URL: databasePath }, ...args);
-
 const start = processesStoppedAfterEach();
 
 describe('pnpm keys', () => {
   it('creates, lists and revokes keys on the server database', async () => {
     const databasePath = tempDatabase();
     const created = JSON.parse(
-      (await keysCommand(databasePath, 'create', ...enterprise(5, 50), '--label', 'acme', '--json')).stdout,
+      (await keysOn(databasePath, 'create', ...enterprise(5, 50), '--label', 'acme', '--json')).stdout,
     );
     expect(created).toMatchObject({
       id: expect.stringMatching(/^[0-9a-f]{12}$/),
@@ -36,10 +33,10 @@ describe('pnpm keys', () => {
     });
     expect(created.key).toMatch(new RegExp(`^as_${created.id}_`));
 
-    const listed = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
+    const listed = JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout);
     expect(listed).toEqual([expect.objectContaining({ id: created.id, revokedAt: null })]);
     expect(JSON.stringify(listed)).not.toContain(created.key);
-    const [header, row] = (await keysCommand(databasePath, 'list')).stdout.trimEnd().split('\n');
+    const [header, row] = (await keysOn(databasePath, 'list')).stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID +PLAN +PER MINUTE +PER DAY +CREATED +STATE +LAST USED +LABEL$/);
     expect(row).toMatch(new RegExp(`^${created.id} +enterprise +5 +50 +\\S+ +active +never +acme$`));
     // Aligned: every column starts where its header does.
@@ -51,11 +48,9 @@ describe('pnpm keys', () => {
 
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     expect((await call(`${server.url}/v1/pets`, created.key)).status).toBe(200);
-    expect((await keysCommand(databasePath, 'revoke', created.id)).stdout).toContain(
-      `Revoked key ${created.id}`,
-    );
+    expect((await keysOn(databasePath, 'revoke', created.id)).stdout).toContain(`Revoked key ${created.id}`);
     await refusedWithin(server.url, created.key); // within the key cache's 5 s
-    expect(JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout)[0].revokedAt).toEqual(
+    expect(JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout)[0].revokedAt).toEqual(
       expect.any(String),
     );
   });
@@ -76,7 +71,7 @@ describe('pnpm keys', () => {
     [['revoke', 'nope'], /there is no database at/],
     [['list'], /there is no database at/],
   ])('when run with %j, then it fails with a clear message', async (args, message) => {
-    await expect(keysCommand(tempDatabase(), ...args)).rejects.toMatchObject({
+    await expect(keysOn(tempDatabase(), ...args)).rejects.toMatchObject({
       stderr: expect.stringMatching(message),
     });
   });
@@ -108,18 +103,18 @@ describe('pnpm keys: operating keys', () => {
   it('list shows last use and bans; unban ends a ban on the running server', async () => {
     const { databasePath, id, key, server, codes } = await banOneKey();
     expect(codes).toEqual([200, 'rate_limited', 'temporarily_banned']);
-    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
+    const [listed] = JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout);
     expect(listed).toMatchObject({ id, lastUsedAt: expect.any(String), bannedUntil: expect.any(String) });
     expect(Date.parse(listed.bannedUntil)).toBeGreaterThan(Date.now() + 800_000);
-    expect((await keysCommand(databasePath, 'list')).stdout).toContain('banned until');
+    expect((await keysOn(databasePath, 'list')).stdout).toContain('banned until');
 
-    expect((await keysCommand(databasePath, 'unban', id)).stdout).toContain(`Unbanned key ${id}`);
-    expect(JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout)[0].bannedUntil).toBeNull();
+    expect((await keysOn(databasePath, 'unban', id)).stdout).toContain(`Unbanned key ${id}`);
+    expect(JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout)[0].bannedUntil).toBeNull();
     // No longer banned, within the ban cache's 5 s: refused for the minute, which is still spent.
     const code = async () => (await (await call(`${server.url}/v1/pets`, key)).json()).code;
     await expect.poll(code, { timeout: 9_000, interval: 300 }).toBe('rate_limited');
     // --reset minute starts the spent minute over: the running server admits the key again.
-    expect((await keysCommand(databasePath, 'unban', id, '--reset', 'minute')).stdout).toContain(
+    expect((await keysOn(databasePath, 'unban', id, '--reset', 'minute')).stdout).toContain(
       `Unbanned key ${id}; its minute started over`,
     );
     const seen: unknown[] = [];
@@ -139,7 +134,7 @@ describe('pnpm keys: operating keys', () => {
     const { id, key: old } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', 'pro');
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     const graced = JSON.parse(
-      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '600', '--json')).stdout,
+      (await keysOn(databasePath, 'rotate', id, '--grace-seconds', '600', '--json')).stdout,
     );
     expect(graced.key).toMatch(new RegExp(`^as_${id}_`));
     // The end of the grace period the store recorded: 600 s from the rotation.
@@ -149,20 +144,20 @@ describe('pnpm keys: operating keys', () => {
     expect((await call(`${server.url}/v1/pets`, old)).status).toBe(200);
     // The default written out: 0 is accepted, as the help says.
     const now = JSON.parse(
-      (await keysCommand(databasePath, 'rotate', id, '--grace-seconds', '0', '--json')).stdout,
+      (await keysOn(databasePath, 'rotate', id, '--grace-seconds', '0', '--json')).stdout,
     );
     expect(now).toMatchObject({ previousValidForSeconds: 0, previousValidUntil: null });
     expect((await call(`${server.url}/v1/pets`, now.key)).status).toBe(200);
     // Another process rotated it: the server's memory of the old secrets lasts at most 5 s.
     await refusedWithin(server.url, graced.key);
     await refusedWithin(server.url, old);
-    const [listed] = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout);
+    const [listed] = JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout);
     expect(listed).toMatchObject({ id, plan: 'pro', perMinute: 300, revokedAt: null });
   });
 
   it('list on a path that does not exist says so and creates nothing', async () => {
     const databasePath = tempDatabase();
-    await expect(keysCommand(databasePath, 'list')).rejects.toMatchObject({
+    await expect(keysOn(databasePath, 'list')).rejects.toMatchObject({
       stderr: expect.stringContaining(`there is no database at ${databasePath}`),
     });
     expect(existsSync(databasePath)).toBe(false);

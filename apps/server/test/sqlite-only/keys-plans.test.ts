@@ -1,11 +1,8 @@
 // The operators' key command (the built cli/keys.js, as `pnpm keys` runs it) against a real database and a
 // running server: plans, limits and usage.
-import { createKey, enterprise, keysCommand as runKeys } from '@animal-store/test-support';
+import { createKey, enterprise } from '@animal-store/test-support';
 import { describe, expect, it } from 'vitest';
-import { call, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
-
-const keysCommand = (databasePath: string, ...args: string[]) =>
-  runKeys(serverDist, { DATABASE_URL: databasePath }, ...args);
+import { call, keysOn, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
 
 const start = processesStoppedAfterEach();
 
@@ -24,8 +21,7 @@ describe('pnpm keys: plans and usage', () => {
     for (let i = 0; i < 4; i++) expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
 
     const updated = JSON.parse(
-      (await keysCommand(databasePath, 'update', id, '--plan', 'pro', '--label', 'upgraded', '--json'))
-        .stdout,
+      (await keysOn(databasePath, 'update', id, '--plan', 'pro', '--label', 'upgraded', '--json')).stdout,
     );
     expect(updated).toMatchObject({
       id,
@@ -39,7 +35,7 @@ describe('pnpm keys: plans and usage', () => {
     await expect.poll(policy, { timeout: 5_500, interval: 200 }).toContain('"minute";q=300'); // the key cache's 5 s
     expect(await server.stop()).toBe(0); // a graceful stop writes the usage it counted
 
-    const usage = JSON.parse((await keysCommand(databasePath, 'usage', id, '--json')).stdout);
+    const usage = JSON.parse((await keysOn(databasePath, 'usage', id, '--json')).stdout);
     const today = new Date().toISOString().slice(0, 10);
     expect(usage.days).toEqual([{ date: today, admitted: expect.any(Number), limited: 0, banned: 0 }]);
     expect(usage.days[0].admitted).toBeGreaterThanOrEqual(5);
@@ -48,7 +44,7 @@ describe('pnpm keys: plans and usage', () => {
       expect(window).toMatchObject({ used: usage.days[0].admitted, reserved: 0 });
     expect(usage.windows[0]).toMatchObject({ name: 'minute', limit: 300 });
     expect(usage.bannedUntil).toBeNull();
-    const text = (await keysCommand(databasePath, 'usage', id)).stdout;
+    const text = (await keysOn(databasePath, 'usage', id)).stdout;
     expect(text).toMatch(/^WINDOW +LIMIT +USED +RESERVED +REMAINING +RESETS$/m);
     expect(text).toMatch(new RegExp(`^${today} +${usage.days[0].admitted} +0 +0$`, 'm'));
     expect(text).toContain('Not banned.');
@@ -63,11 +59,10 @@ describe('pnpm keys: plans and usage', () => {
       '--label',
       'x',
     );
-    const kept = JSON.parse((await keysCommand(databasePath, 'update', id, '--label', '', '--json')).stdout);
+    const kept = JSON.parse((await keysOn(databasePath, 'update', id, '--label', '', '--json')).stdout);
     expect(kept).toMatchObject({ plan: 'enterprise', perMinute: 5, perDay: 50, label: null });
     const raised = JSON.parse(
-      (await keysCommand(databasePath, 'update', id, '--per-minute', '9', '--per-day', '90', '--json'))
-        .stdout,
+      (await keysOn(databasePath, 'update', id, '--per-minute', '9', '--per-day', '90', '--json')).stdout,
     );
     expect(raised).toMatchObject({ perMinute: 9, perDay: 90 });
   });
@@ -79,36 +74,34 @@ describe('pnpm keys: plans and usage', () => {
   ])('when run with %j, then it fails with a clear message', async (args, message) => {
     const databasePath = tempDatabase();
     await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', 'free');
-    await expect(keysCommand(databasePath, ...args)).rejects.toMatchObject({
+    await expect(keysOn(databasePath, ...args)).rejects.toMatchObject({
       stderr: expect.stringMatching(message),
     });
   });
 
   it('update disables a key and enables it again, and sets and clears its expiry: list and the running server follow', async () => {
     const databasePath = tempDatabase();
-    const created = JSON.parse(
-      (await keysCommand(databasePath, 'create', '--plan', 'free', '--json')).stdout,
-    );
+    const created = JSON.parse((await keysOn(databasePath, 'create', '--plan', 'free', '--json')).stdout);
     const server = await start({ DATABASE_URL: databasePath, NODE_ENV: 'production' });
     const code = async () => {
       const res = await call(`${server.url}/v1/pets`, created.key);
       return res.status === 200 ? 'ok' : ((await res.json()) as { code: string }).code;
     };
     expect(await code()).toBe('ok');
-    const disabled = await keysCommand(databasePath, 'update', created.id, '--disable');
+    const disabled = await keysOn(databasePath, 'update', created.id, '--disable');
     expect(disabled.stdout).toMatch(/disabled since \d{4}-/);
     const state = async () =>
-      (await keysCommand(databasePath, 'list')).stdout.split('\n').find((l) => l.startsWith(created.id));
+      (await keysOn(databasePath, 'list')).stdout.split('\n').find((l) => l.startsWith(created.id));
     expect(await state()).toMatch(/ disabled since \d{4}-\S+ /);
     await expect.poll(code, { timeout: 10_000, interval: 250 }).toBe('key_disabled'); // the key cache's 5 s, and room
-    await keysCommand(databasePath, 'update', created.id, '--enable');
+    await keysOn(databasePath, 'update', created.id, '--enable');
     expect(await state()).toMatch(/ active /);
     await expect.poll(code, { timeout: 10_000, interval: 250 }).toBe('ok');
 
     const at = new Date(Date.now() + 86_400_000).toISOString();
-    const expiring = await keysCommand(databasePath, 'update', created.id, '--expires-at', at, '--json');
+    const expiring = await keysOn(databasePath, 'update', created.id, '--expires-at', at, '--json');
     expect(JSON.parse(expiring.stdout)).toMatchObject({ expiresAt: at, disabledAt: null });
-    const refused = await keysCommand(
+    const refused = await keysOn(
       databasePath,
       'update',
       created.id,
@@ -127,26 +120,26 @@ describe('pnpm keys: plans and usage', () => {
       '2027-01-01T24:00:00Z',
       '2027-01-31T00:00Z',
     ]) {
-      const answer = await keysCommand(databasePath, 'update', created.id, '--expires-at', unreal).then(
+      const answer = await keysOn(databasePath, 'update', created.id, '--expires-at', unreal).then(
         () => 'taken',
         (error: { stderr: string }) => error.stderr,
       );
       expect(answer, unreal).toMatch(/--expires-at.*must be a real instant written ISO 8601/);
     }
-    const listed = JSON.parse((await keysCommand(databasePath, 'list', '--json')).stdout) as { id: string }[];
+    const listed = JSON.parse((await keysOn(databasePath, 'list', '--json')).stdout) as { id: string }[];
     expect(listed.find((key) => key.id === created.id)).toMatchObject({ expiresAt: at });
-    const cleared = await keysCommand(databasePath, 'update', created.id, '--expires-at', '', '--json');
+    const cleared = await keysOn(databasePath, 'update', created.id, '--expires-at', '', '--json');
     expect(JSON.parse(cleared.stdout)).toMatchObject({ expiresAt: null });
   });
 
   it('update refuses limits for a fixed plan, and a revoked key', async () => {
     const databasePath = tempDatabase();
     const { id } = await createKey(serverDist, { DATABASE_URL: databasePath }, '--plan', 'free');
-    await expect(keysCommand(databasePath, 'update', id, '--per-minute', '5')).rejects.toMatchObject({
+    await expect(keysOn(databasePath, 'update', id, '--per-minute', '5')).rejects.toMatchObject({
       stderr: expect.stringMatching(/apply to enterprise keys only/),
     });
-    await keysCommand(databasePath, 'revoke', id);
-    await expect(keysCommand(databasePath, 'update', id, '--plan', 'pro')).rejects.toMatchObject({
+    await keysOn(databasePath, 'revoke', id);
+    await expect(keysOn(databasePath, 'update', id, '--plan', 'pro')).rejects.toMatchObject({
       stderr: expect.stringMatching(/no active key/),
     });
   });

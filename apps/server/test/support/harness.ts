@@ -7,7 +7,13 @@ import { type AddressInfo, connect } from 'node:net';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { createKey, enterprise, type ServerProcess, startServerProcess } from '@animal-store/test-support';
+import {
+  createKey,
+  enterprise,
+  keysCommand,
+  type ServerProcess,
+  startServerProcess,
+} from '@animal-store/test-support';
 
 export { call, launchChromium, type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
@@ -174,6 +180,10 @@ export const rateLimitHeaders = [
 
 /** The built server (`pnpm build`): main.js and cli/keys.js. */
 export const serverDist = fileURLToPath(new URL('../../dist/', import.meta.url));
+
+/** The built key command (`pnpm keys`) on the SQLite database at `databasePath`: its stdout and stderr. */
+export const keysOn = (databasePath: string, ...args: string[]) =>
+  keysCommand(serverDist, { DATABASE_URL: databasePath }, ...args);
 
 /** Starts the built server as a child process on an ephemeral port, under `wrapper` if any. */
 export const startProcess = (env: Record<string, string>, wrapper: string[] = []): Promise<ServerProcess> =>
