@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { builtCommit, releasesOf } from '@animal-store/test-support';
-import { flagsOf, mainOf, root } from './server-command.js';
+import { entryOf, flagsOf, root } from './server-command.js';
 
 /**
  * The commit `ref` names (a release's row of the releases table, else whatever git resolves it to), and the
@@ -32,7 +32,7 @@ export function earlierServer(ref: string, { commit, name }: ReturnType<typeof c
   const { home } = built;
   return {
     /** Node's arguments for its server, with `more` flags (--cpu-prof) before its main. */
-    args: (more: string[] = []) => [...flagsOf(home), ...more, mainOf(home)],
+    args: (more: string[] = []) => [...flagsOf(home), ...more, entryOf(home)],
     /**
      * An enterprise key made by its keys command in the store at `databaseUrl`: of limits no load reaches,
      * or of `perMinute` (the refusal's cost: 1).

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { type earlierServer, seedThroughApi } from './against.js';
 import { pets, start } from './contestants.js';
 import type { Target } from './measure.js';
-import { serverFlags, serverMain } from './server-command.js';
+import { serverEntry, serverFlags } from './server-command.js';
 
 /** The server with WORKERS=2 on PostgreSQL + Redis: each worker takes its own leases and pings Redis. */
 export const redisWorkers = 'postgres+redis WORKERS=2';
@@ -49,7 +49,7 @@ export async function lineUp(stores: Stores, { profile, against, earlier, backen
     args: string[],
     env: Record<string, string> = { DATABASE_URL: databasePath },
   ) => start(name, args, env, headerOf(name));
-  const server = await launch('server', [...serverFlags, ...profile, serverMain], {
+  const server = await launch('server', [...serverFlags, ...profile, serverEntry], {
     DATABASE_URL: databasePath,
     ...neverBans,
   });
@@ -74,9 +74,9 @@ export async function lineUp(stores: Stores, { profile, against, earlier, backen
   // The same server as a cluster of two workers (WORKERS=2), on the same file: what the second core adds;
   // and with OpenTelemetry on, every trace sampled (the SDK's default) and a tenth of them.
   const extra: Target[] = [
-    await launch('WORKERS=2', [...serverFlags, serverMain], { DATABASE_URL: databasePath, WORKERS: '2' }),
-    await launch('traced', [...serverFlags, serverMain], tracing),
-    await launch('traced 10 %', [...serverFlags, serverMain], {
+    await launch('WORKERS=2', [...serverFlags, serverEntry], { DATABASE_URL: databasePath, WORKERS: '2' }),
+    await launch('traced', [...serverFlags, serverEntry], tracing),
+    await launch('traced 10 %', [...serverFlags, serverEntry], {
       ...tracing,
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.1',
@@ -127,10 +127,10 @@ async function earlierAndEngines(
       }),
       ...neverBans,
     };
-    started.push(await launch(b, [...serverFlags, ...profile, serverMain], env)); // profiled too, with --profile
+    started.push(await launch(b, [...serverFlags, ...profile, serverEntry], env)); // profiled too, with --profile
     if (b === 'postgres+redis') {
       headersOf.set(redisWorkers, headersOf.get(b) as string);
-      started.push(await launch(redisWorkers, [...serverFlags, serverMain], { ...env, WORKERS: '2' }));
+      started.push(await launch(redisWorkers, [...serverFlags, serverEntry], { ...env, WORKERS: '2' }));
     }
   }
   return started;

@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { commandLine } from './command-line.js';
 import { benchRedis } from './private-redis.js';
-import { root, serverFlags, serverMain } from './server-command.js';
+import { root, serverEntry, serverFlags } from './server-command.js';
 
 const usage = `Usage: pnpm bench:store-cost [options]
 
@@ -117,7 +117,7 @@ const secrets = new Map<string, { id: string; authorization: string }[]>();
 async function startInstances(count: number, prefix: string) {
   const started: { url: string; child: ChildProcess }[] = [];
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, [...serverFlags, serverMain], {
+    const child = spawn(process.execPath, [...serverFlags, serverEntry], {
       env: {
         ...process.env,
         PORT: '0',

@@ -15,10 +15,14 @@ export type ServerProcess = Spawned & {
 };
 
 /**
- * Node's compile cache (NODE_COMPILE_CACHE, Node 22.1 and later) for every process started here: the suites
- * start the server and its key command hundreds of times, and each start compiles the same modules.
+ * What every process started here has in its environment besides its own variables: PATH, and Node's
+ * compile cache (NODE_COMPILE_CACHE, Node 22.1 and later), since the suites start the server and its key
+ * command hundreds of times and each start compiles the same modules.
  */
-const compileCache = join(tmpdir(), 'animal-store-test-compile-cache');
+const childEnv = {
+  PATH: process.env.PATH ?? '',
+  NODE_COMPILE_CACHE: join(tmpdir(), 'animal-store-test-compile-cache'),
+};
 
 /** A fresh path for a throwaway SQLite database in its own temporary folder. */
 export const tempDatabase = (prefix = 'animal-store-test-') =>
@@ -52,13 +56,7 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const [program = process.execPath, ...args] = [...wrapper, process.execPath, join(serverDist, 'main.js')];
   const spawned = await spawnUntilReady(program, args, {
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_COMPILE_CACHE: compileCache,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ...env,
-    },
+    env: { ...childEnv, PORT: '0', HOST: '127.0.0.1', ...env },
     ready: (output) => listeningUrl(output) !== undefined,
   });
   const record = listeningRecord(spawned.output());
@@ -68,7 +66,7 @@ export async function startServerProcess(
 /** Runs `<serverDist>/cli/keys.js` with `args` on `env` (DATABASE_URL, ...); stdout and stderr. */
 export const keysCommand = (serverDist: string, env: Record<string, string>, ...args: string[]) =>
   promisify(execFile)(process.execPath, [join(serverDist, 'cli/keys.js'), ...args], {
-    env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: compileCache, ...env },
+    env: { ...childEnv, ...env },
   });
 
 /** The `keys create` arguments of an enterprise key with its own limits. */
