@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { processSuiteTimeouts, testEngines } from '@animal-store/test-support';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { OwnEnginesFirst } from './test/support/sequencer.js';
 
 // Which engines a suite runs on is decided by its folder under test/, not by a list kept by hand (a new
 // suite runs where its folder says; one left in no folder cannot exist):
@@ -114,6 +115,7 @@ export default defineConfig(async () => {
       // The suites wait on processes, engines and clocks far more than they compute: on 2 cores every
       // project took 1,074 s one file at a time, 406 s three at a time.
       maxWorkers: 3,
+      sequence: { sequencer: OwnEnginesFirst },
       ...processSuiteTimeouts,
       projects: [
         // The unit tests beside the sources, a project of their own (`--project unit` runs them alone). They
