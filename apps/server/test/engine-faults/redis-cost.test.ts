@@ -4,7 +4,10 @@
 // (PTTL) only when this process does not know it already (its first take in the window), and the key's ban
 // not at all while the ban list is up to date (limits/bans.ts), so that a quiet key costs less than a
 // per-request counter even at an instance's first take of each window.
+import { pino } from 'pino';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openBackend } from '../../src/store/open.js';
 import { backend } from '../support/backends.js';
 import { call, freshStore, startServer } from '../support/harness.js';
 import { privateRedis } from '../support/private-redis.js';
@@ -61,5 +64,29 @@ describe.runIf(backend === 'postgres+redis')('what single-point takes cost Redis
     // counter's two consumes cost eight (seven before the ban list, nine before the ends were known).
     expect(ran('pttl')).toBe(0);
     expect(ran('pexpire')).toBe(0);
+  });
+
+  it("a give-back of unused points costs its script, the window's end, its name and the DECRBY: four commands", async () => {
+    const redis = await privateRedis();
+    const config = loadConfig({ ...(await freshStore()), REDIS_URL: redis.url, NODE_ENV: 'test' });
+    const opened = await openBackend(config.database, config.redis, pino({ level: 'silent' }));
+    onTestFinished(() => opened.close());
+    const { counters } = opened;
+    const grant = await counters.take('minute:cost', 6, 10, 60_000);
+    const before = await commandCounts(redis.port);
+    await counters.giveBack('minute:cost', 4, grant.resetAt, 'back-cost');
+    const ran = ranBetween(before, await commandCounts(redis.port));
+    expect([
+      ran('evalsha', 'eval'),
+      ran('pttl'),
+      ran('set'),
+      ran('decrby'),
+      ran('get'),
+      ran('incrby'),
+    ]).toEqual([1, 1, 1, 1, 0, 0]);
+    expect(await counters.read('minute:cost')).toMatchObject({ used: 2 });
+    // More given back than the window counts (it was started over meanwhile): it counts nothing, not less.
+    await counters.giveBack('minute:cost', 5, grant.resetAt, 'back-more');
+    expect(await counters.read('minute:cost')).toMatchObject({ used: 0 });
   });
 });

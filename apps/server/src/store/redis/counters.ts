@@ -111,15 +111,18 @@ return back`;
 
 // KEYS[1] the window, KEYS[2] the give-back's name (beside); ARGV points. The window still running is the
 // one the points came from: a lease is given back only before its window ends (limits/leases.ts). A
-// give-back already counted (retried after its answer was lost) counts nothing.
+// give-back already counted (retried after its answer was lost) counts nothing. Three commands and the
+// script: the window's end (PTTL: none for a window that ended), the name, the DECRBY; a count it would
+// take below 0 (more given back than the window counts: an operator started it over) is set back to 0
+// by a fourth, so the window never counts less than nothing.
 const giveBack = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if used <= 0 then return 0 end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl <= 0 or not redis.call('SET', KEYS[2], 1, 'NX', 'PX', ttl) then return 0 end
-local back = math.min(used, tonumber(ARGV[1]))
-redis.call('DECRBY', KEYS[1], back)
-return back`;
+local points = tonumber(ARGV[1])
+local left = redis.call('DECRBY', KEYS[1], points)
+if left >= 0 then return points end
+redis.call('INCRBY', KEYS[1], -left)
+return points + left`;
 
 type Scripts = RedisClient & {
   leaseTake(
