@@ -1,7 +1,7 @@
 // The store-cost bench (store-cost.ts) as a user runs it: --help, a mistyped option, and one short real run
 // (a redis-server of its own, PostgreSQL, one instance of the built server): it counts a script's own
-// commands (rate-limiter-flexible's consume is its script and three commands, per window) and writes its
-// results.
+// commands (rate-limiter-flexible's consume is its script and three commands, per window), a pipeline as one
+// round trip (the Envoy-style counter's), and writes its results.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +59,7 @@ it('counts what one busy key costs Redis on one instance, beside a per-request c
   };
   const { runs } = JSON.parse(readFileSync(written, 'utf8')) as { runs: Run[] };
   rmSync(written);
-  const [floor, server] = runs;
+  const [floor, envoy, server] = runs;
   expect(floor?.contestant).toMatch(/rate-limiter-flexible/);
   // Two windows, each an EVALSHA running SET NX, INCRBY and PTTL: 8 (an EXPIRE now and then on top).
   expect(floor?.commandsPerRequest).toBeGreaterThanOrEqual(8);
@@ -67,6 +67,13 @@ it('counts what one busy key costs Redis on one instance, beside a per-request c
   // Round trips, read from MONITOR: the two EVALSHAs a request sends, the scripts' own commands not counted.
   expect(floor?.roundTripsPerRequest).toBeGreaterThanOrEqual(2);
   expect(floor?.roundTripsPerRequest).toBeLessThan(2.01);
+  // The Envoy-style counter: per window INCRBY and EXPIRE, a request's four in one pipeline (its sender
+  // counts the pipelines: MONITOR shows their commands one by one).
+  expect(envoy?.contestant).toMatch(/Envoy-style/);
+  expect(envoy?.byStatus).toEqual({ 200: envoy?.requests });
+  expect(envoy?.commandsPerRequest).toBeGreaterThanOrEqual(4);
+  expect(envoy?.commandsPerRequest).toBeLessThan(4.01);
+  expect(envoy?.roundTripsPerRequest).toBe(1);
   expect(server?.contestant).toBe('server, 1 instance');
   expect(server?.byStatus).toEqual({ 200: server?.requests });
   // Leases: a busy key asks the store a few times a second, not per request: a fraction of what the

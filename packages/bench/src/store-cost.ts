@@ -1,13 +1,15 @@
 // `pnpm bench:store-cost` (options: `usage` below): what the rate limits cost the shared store, Redis, per
 // request, for the shapes of traffic an API meets, on 1 and 4 instances of the real server (built from this
-// tree, on PostgreSQL + a redis-server of the bench's own), beside a per-request counter doing the same job:
-// rate-limiter-flexible's RateLimiterRedis (a minute and a day limiter, one consume of each per request),
-// the floor to beat (docs/decisions.md#what-the-limits-cost-the-store). Each run starts its instances on
-// a key prefix of its own (every window new), drives the shape for --warmup seconds (leases ramp up), then
-// counts for --duration seconds: every command Redis ran (INFO commandstats, a script's own commands
-// counted, as the issue's goal counts them), split into the instances' upkeep (their probe, live count and
-// ban list, whatever the traffic) and the limits' own; and round trips (MONITOR: commands a client sent, a
-// MULTI … EXEC once). Prints the table and writes bench-results/store-cost-<timestamp>.json.
+// tree, on PostgreSQL + a redis-server of the bench's own), beside two per-request counters doing the same
+// job (docs/decisions.md#what-the-limits-cost-the-store): rate-limiter-flexible's RateLimiterRedis (a
+// minute and a day limiter, one consume of each per request), and an Envoy-style counter (INCRBY and EXPIRE
+// a window, a request's four commands in one pipeline). Each run starts its instances on a key prefix of
+// its own (every window new), drives the shape for --warmup seconds (leases ramp up), then counts for
+// --duration seconds: every command Redis ran (INFO commandstats, a script's own commands counted, as the
+// issue's goal counts them), split into the instances' upkeep (their probe, live count and ban list,
+// whatever the traffic) and the limits' own; and round trips (MONITOR: commands a client sent, a MULTI …
+// EXEC once; a pipeline once, counted by its sender). Prints the table and writes
+// bench-results/store-cost-<timestamp>.json.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -282,16 +284,26 @@ type Cost = {
   byCommand: Record<string, number>;
 };
 
-/** Counts what `traffic` costs Redis over its run (after its warm-up). */
-async function counted(what: string, traffic: (ms: number) => Promise<Driven>): Promise<Cost> {
+/**
+ * Counts what `traffic` costs Redis over its run (after its warm-up). `pipelines`: for a contestant that
+ * pipelines its commands, how many pipelines it has sent so far, each one round trip (MONITOR shows a
+ * pipeline's commands one by one, as if each were a trip of its own).
+ */
+async function counted(
+  what: string,
+  traffic: (ms: number) => Promise<Driven>,
+  pipelines?: () => number,
+): Promise<Cost> {
   process.stderr.write(`${what}…\n`);
   if (warmupMs > 0) await traffic(warmupMs);
   redis.cli('CONFIG', 'RESETSTAT');
   const trips = await roundTrips();
+  const pipelinesBefore = pipelines?.() ?? 0;
   const started = performance.now();
   const driven = await traffic(durationMs);
   const wallMs = performance.now() - started;
-  const roundTripCount = await trips.stop();
+  const monitored = await trips.stop();
+  const roundTripCount = pipelines ? pipelines() - pipelinesBefore : monitored;
   const byName = commandsByName();
   const all = [...byName.values()].reduce((a, b) => a + b, 0);
   const ofUpkeep = [...byName].filter(([name]) => upkeep.has(name)).reduce((a, [, n]) => a + n, 0);
@@ -341,6 +353,39 @@ for (const shape of shapes) {
       shape: shape.name,
       contestant: 'per-request counter (rate-limiter-flexible)',
       ...(await counted(`${shape.name}: the per-request counter`, (ms) => drive(shape, consume, ms))),
+    });
+    client.disconnect();
+  }
+  // What Envoy's rate limit service sends Redis: per window, INCRBY of the window's key (the window's
+  // number in its name, so that each starts at 0) and EXPIRE, all of a request's in one pipeline.
+  {
+    const client = new Redis(redis.url);
+    const prefix = `envoy:${process.pid}:${run++}`;
+    let pipelines = 0;
+    const consume = async (key: number) => {
+      const id = keys[key]?.id as string;
+      const now = Date.now();
+      const minute = `${prefix}:m:${id}:${Math.floor(now / 60_000)}`;
+      const day = `${prefix}:d:${id}:${Math.floor(now / 86_400_000)}`;
+      pipelines++;
+      const answers = (await client
+        .pipeline()
+        .incrby(minute, 1)
+        .expire(minute, 60)
+        .incrby(day, 1)
+        .expire(day, 86_400)
+        .exec()) as [Error | null, number][];
+      const [[, inMinute], , [, inDay]] = answers as [[null, number], unknown, [null, number]];
+      return inMinute <= quota.perMinute && inDay <= quota.perDay ? 200 : 429;
+    };
+    runs.push({
+      shape: shape.name,
+      contestant: 'Envoy-style counter (INCRBY + EXPIRE a window, pipelined)',
+      ...(await counted(
+        `${shape.name}: the Envoy-style counter`,
+        (ms) => drive(shape, consume, ms),
+        () => pipelines,
+      )),
     });
     client.disconnect();
   }
