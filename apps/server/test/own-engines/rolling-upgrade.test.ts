@@ -62,7 +62,8 @@ describe.runIf(release !== undefined)('a rolling upgrade from 1.1.0 on PostgreSQ
 
     // 1.1.0 stopped (the upgrade's next step): it gives its unused lease back; the usage is exact.
     expect(await previous.stop()).toBe(0);
-    await expect.poll(used, { timeout: 12_000, interval: 200 }).toBe(admitted);
-    expect((await dayWindow(current, key.id)).remaining).toBe(1_000_000 - admitted);
+    await expect
+      .poll(() => dayWindow(current, key.id), { timeout: 12_000, interval: 200 })
+      .toMatchObject({ used: admitted, remaining: 1_000_000 - admitted });
   });
 });
