@@ -9,7 +9,7 @@ describe('Stops', () => {
     const ran: string[] = [];
     stops.onStop(() => ran.push('engines'));
     stops.onStop(async (remainingMs) => {
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setImmediate(r)); // a step that ends later
       ran.push(`leases (${remainingMs()} ms left)`);
     });
     stops.onStop(() => ran.push('listeners'));

@@ -3,7 +3,7 @@
 // test` also runs), and checked for what they promise. test-slow/pull-request.test.ts runs their guard steps
 // on GitHub's checkout of a pull request.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -223,6 +223,48 @@ describe('.ci/run', () => {
       expect(printed[1]).toBe('12.0 s  @animal-store/server sqlite test/f11.test.ts');
       expect(printed[2]).toBe('11.5 s  slow  test-slow/registry.test.ts');
       expect(printed.at(-1)).toBe('5.0 s  @animal-store/server sqlite test/f4.test.ts');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("holds the tests' fixed sleeps and wall-clock assertions at 60 each (pnpm lint:root), naming each", () => {
+    expect(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')).toContain(
+      'node scripts/test-waits.mjs',
+    );
+    const script = fileURLToPath(new URL('../../../scripts/test-waits.mjs', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'waits-'));
+    const count = (times: number) => {
+      const one = [
+        'await new Promise((r) => setTimeout(r, 100));', // a sleep
+        'await sleep(5);', // a sleep: node:timers/promises
+        'await Promise.race([done, new Promise((r) => setTimeout(r, 5_000))]);', // a bound on a wait
+        'await vi.waitUntil(() => done);', // a wait on a condition
+        'const started = performance.now();',
+        'expect(performance.now() - started).toBeLessThan(10);', // wall-clock
+        'expect(await claim({ now: Date.now() })).toBeUndefined();', // an instant handed on
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a test file's source, a template in it
+        'expect(`k${Date.now()}`).toBeTruthy();', // a unique name
+      ];
+      const text = Array.from({ length: times }, () => `{\n${one.join('\n')}\n}`).join('\n');
+      mkdirSync(join(dir, 'apps/a/test'), { recursive: true });
+      mkdirSync(join(dir, 'apps/a/src'), { recursive: true });
+      writeFileSync(
+        join(dir, 'apps/a/test/x.test.ts'),
+        `import { setTimeout as sleep } from 'node:timers/promises';\n${text}\n`,
+      );
+      writeFileSync(join(dir, 'apps/a/src/y.ts'), 'await new Promise((r) => setTimeout(r, 1));\n'); // not a test
+      return spawnSync(process.execPath, [script], { cwd: dir, encoding: 'utf8' });
+    };
+    try {
+      const within = count(30);
+      expect(within.stdout).toBe(
+        'tests and the clock: 60 sleeps (at most 60), 30 wall-clock assertions (at most 60)\n',
+      );
+      expect(within.status).toBe(0);
+      const over = count(31);
+      expect(over.status).toBe(1);
+      expect(over.stderr).toContain('sleeps: apps/a/test/x.test.ts:3\n');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

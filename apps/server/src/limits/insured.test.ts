@@ -50,8 +50,8 @@ describe('insured', () => {
       const grant = await counters.take('minute:k', 5, 100, 60_000, { holder: 'this', holdMs: 1_000 });
       expect(grant).toMatchObject({ granted: 5, epoch: 0 }); // from the shared store, taken again
       expect(degraded()).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 800)); // the failed undo, tried again 500 ms later
-      expect(undone).toHaveLength(2);
+      // The failed undo, tried again 500 ms later.
+      await expect.poll(() => undone.length, { timeout: 2_000 }).toBe(2);
       expect(new Set(undone).size).toBe(1); // the first try's, both times
       expect((await inner.read('minute:k')).used).toBe(5);
     } finally {

@@ -7,7 +7,7 @@ import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { fallbackEpoch } from '../../src/limits/counter-store.js';
 import { instancesCountMs } from '../../src/limits/insured.js';
@@ -268,8 +268,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
       const taken = await leases.take('minute:after-the-stop', 100, 60_000);
       expect(taken.admitted).toBe(true);
       expect(opened.counters.epoch).toBe(fallbackEpoch); // memory answers, and says so
-      await sleep(30);
-      expect(ticks).toBeGreaterThan(0);
+      await vi.waitUntil(() => ticks > 0, { timeout: 1_000 });
     } finally {
       clearInterval(beat);
     }
@@ -292,8 +291,8 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     // From Redis, not this process's memory; `used` may count the first try too, until it is undone.
     expect(grant).toMatchObject({ granted: 5, epoch: 0 });
     expect(opened.degraded?.()).toBeUndefined();
-    await sleep(300); // the first try, carried out, undone
-    expect((await counters.read('minute:stalled')).used).toBe(5);
+    // The first try, carried out, undone.
+    await expect.poll(async () => (await counters.read('minute:stalled')).used, { timeout: 2_000 }).toBe(5);
   });
 
   it("keeps serving on each instance's share of what was left, says so in the log, and shares limits again when Redis returns", async () => {
@@ -377,7 +376,8 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
       }
     };
     const loops = [0, 5, 10, 15].map(loop);
-    await sleep(500);
+    const admittedAll = () => [...admitted.values()].reduce((a, b) => a + b, 0);
+    await vi.waitUntil(() => admittedAll() >= 40, { timeout: 10_000 }); // under load
     // Both cores busy from the freeze until a second after it ends (a loaded machine: the reconnection and
     // its first answer come late too), one spinning process per core.
     const busy = [0, 1].map(() =>
@@ -433,13 +433,18 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
       while (running) if ((await call(`${server.url}/v1/pets?limit=1`, key)).status === 200) admitted++;
     };
     const loops = Array.from({ length: 4 }, loop);
+    // Each stall under load: the loops admitted some more before it, and after the last.
+    const onward = () => {
+      const from = admitted;
+      return vi.waitUntil(() => admitted - from >= 40, { timeout: 10_000 });
+    };
     for (let stall = 0; stall < 3; stall++) {
-      await sleep(700);
+      await onward();
       redis.child.kill('SIGSTOP');
       await sleep(1_500);
       redis.child.kill('SIGCONT');
     }
-    await sleep(1_500);
+    await onward();
     running = false;
     await Promise.all(loops);
     // Shared again; unused lease points back (within a second), what memory admitted added (within 5 s).

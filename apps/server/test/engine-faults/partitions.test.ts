@@ -9,7 +9,13 @@ import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend } from '../support/backends.js';
-import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
+import {
+  call,
+  processesStoppedAfterEach,
+  type ServerProcess,
+  serverDist,
+  within,
+} from '../support/harness.js';
 import { type Partitionable, partitionableStores, partitionsAvailable } from '../support/partition.js';
 
 const start = processesStoppedAfterEach();
@@ -69,16 +75,6 @@ async function timed(url: string, key: string | undefined, init: RequestInit = {
     body: await res?.json().catch(() => undefined),
     elapsedMs,
   };
-}
-
-/** Waits up to `ms` for `check` to hold; the time it took. */
-async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (!(await check())) {
-    if (performance.now() - started > ms) throw new Error(`not within ${ms} ms`);
-    await sleep(100);
-  }
-  return performance.now() - started;
 }
 
 const create = (name: string, idempotencyKey?: string): RequestInit => ({
@@ -314,15 +310,18 @@ describe.runIf(backend !== 'sqlite')(
         while (running) await send(r, '/v1/pets?limit=5');
       };
       const load = [0, 1, 2, 3].map(writer).concat([0, 1].map(reader));
-      await sleep(1_000);
-      network.cut(0, 'postgres', 'redis');
-      await sleep(5_000);
-      network.heal(0, 'postgres', 'redis');
-      await sleep(3_000);
-      network.cut(0, 'redis');
-      await sleep(3_000);
-      network.heal(0, 'redis');
-      await sleep(2_000);
+      // The drill: each step, then how long it lasts under the load.
+      const steps: [() => void, number][] = [
+        [() => undefined, 1_000],
+        [() => network.cut(0, 'postgres', 'redis'), 5_000],
+        [() => network.heal(0, 'postgres', 'redis'), 3_000],
+        [() => network.cut(0, 'redis'), 3_000],
+        [() => network.heal(0, 'redis'), 2_000],
+      ];
+      for (const [step, lastsMs] of steps) {
+        step();
+        await sleep(lastsMs);
+      }
       running = false;
       await Promise.all(load);
 

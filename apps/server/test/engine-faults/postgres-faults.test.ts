@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/store/postgres/database.js';
 import { backend, freshStore, redisUrl, storePrefix, type TestStore } from '../support/backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
@@ -31,6 +31,8 @@ type Load = {
   unchanged: string[];
   /** How many creates were answered 503 `write_unconfirmed` (made or not). */
   unconfirmed: number;
+  /** Resolves once `n` more requests were answered (or failed): a step of the test ran under load. */
+  onward: (n?: number) => Promise<unknown>;
   stop: () => Promise<void>;
 };
 
@@ -74,6 +76,11 @@ function load(server: ServerProcess, key: string, clients = 8): Load {
     unchanged,
     get unconfirmed() {
       return unconfirmed;
+    },
+    onward: (n = 20) => {
+      const answered = () => [...statuses.values()].reduce((a, b) => a + b, 0);
+      const from = answered();
+      return vi.waitUntil(() => answered() - from >= n, { timeout: 30_000 });
     },
     stop: async () => {
       running = false;
@@ -131,14 +138,14 @@ describe.runIf(backend !== 'sqlite')(`PostgreSQL faults under load (${backend})`
     const traffic = load(server, key);
     let terminated = 0;
     for (let round = 0; round < 15; round++) {
-      await sleep(150);
+      await traffic.onward(4); // requests between the terminations
       const { rows } = await admin.query(
         'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
         [database],
       );
       terminated += rows.length;
     }
-    await sleep(300);
+    await traffic.onward();
     await traffic.stop();
     await expectRecovered(server, key, traffic, store.DATABASE_URL);
     expect(terminated).toBeGreaterThan(15);
@@ -454,19 +461,19 @@ describe.runIf(backend !== 'sqlite')(`a PostgreSQL restart under load (${backend
     const { server, key } = await serverOn(storeOn(url, new URL(url).port));
     const traffic = load(server, key);
     for (let restart = 0; restart < 3; restart++) {
-      await sleep(500);
+      await traffic.onward();
       pgCtl('restart', '-D', data, '-m', 'fast', '-w', '-o', options, '-l', join(folder, 'log'));
     }
-    await sleep(500);
+    await traffic.onward();
     // A longer outage: stopped, so that /readyz and the API are seen answering 503 before the start.
     pgCtl('stop', '-D', data, '-m', 'fast', '-w');
     await until(`${server.url}/readyz`, 503);
     const during = await call(`${server.url}/v1/pets`, key);
     expect(during.status).toBe(503);
     expect(during.headers.get('retry-after')).toBe('5');
-    await sleep(1_000);
+    await traffic.onward();
     pgCtl('start', '-D', data, '-w', '-o', options, '-l', join(folder, 'log'));
-    await sleep(1_000);
+    await traffic.onward();
     await traffic.stop();
     expect(traffic.statuses.get(503) ?? 0).toBeGreaterThan(0);
     await expectRecovered(server, key, traffic, url);
@@ -492,7 +499,7 @@ describe.runIf(backend === 'postgres' && process.env.TEST_PGBOUNCER_BIN)(
       cleanups.push(() => control.end());
       const traffic = load(server, key);
       for (let round = 0; round < 3; round++) {
-        await sleep(500);
+        await traffic.onward();
         await control.query('BEGIN');
         await control.query('LOCK TABLE pets IN EXCLUSIVE MODE'); // reads go on, creates wait
         await sleep(300);
@@ -500,10 +507,10 @@ describe.runIf(backend === 'postgres' && process.env.TEST_PGBOUNCER_BIN)(
         // PostgreSQL carries out the creates it had received once the lock goes: their clients were told
         // the outcome is unknown (write_unconfirmed), never that nothing was changed.
         await control.query('COMMIT');
-        await sleep(200);
+        await traffic.onward(8); // answered while PgBouncer is down
         await bouncer.start();
       }
-      await sleep(700);
+      await traffic.onward();
       await traffic.stop();
       await expectRecovered(server, key, traffic, store.DATABASE_URL);
       expect(traffic.unconfirmed).toBeGreaterThan(0); // the case above happened

@@ -4,7 +4,6 @@
 // are cut, then the lock is released, and PostgreSQL commits the INSERT it had received (as it does when
 // PgBouncer dies under a statement).
 import { createServer, type Socket, connect as tcpConnect } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend, freshStore } from '../support/backends.js';
@@ -63,19 +62,18 @@ describe.runIf(backend === 'postgres' || backend === 'postgres+redis')('a write 
       body: JSON.stringify({ name: 'Unconfirmed', categoryId: 1 }),
     });
     // pg_stat_activity is read once per transaction (the locker's is open): asked outside it.
-    const waiting = async () =>
+    const waiting = (statement: string) => async () =>
       Number(
         (
           await watcher.query(
             `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
-               AND wait_event_type = 'Lock' AND query ILIKE 'INSERT INTO pets%'`,
+               AND wait_event_type = 'Lock' AND query ILIKE $1`,
+            [`${statement}%pets%`],
           )
         ).rows[0].n,
       );
-    for (let i = 0; (await waiting()) === 0; i++) {
-      if (i > 300) throw new Error('the INSERT never reached PostgreSQL');
-      await sleep(50);
-    }
+    const reached = { timeout: 15_000, message: 'the statement never reached PostgreSQL' };
+    await expect.poll(waiting('INSERT'), reached).toBeGreaterThan(0);
     proxy.cut(); // the statement was sent; its answer will never come
     const res = await answer;
     await locker.query('COMMIT'); // PostgreSQL carries out the INSERT it received
@@ -84,20 +82,15 @@ describe.runIf(backend === 'postgres' || backend === 'postgres+redis')('a write 
     const body = (await res.json()) as { code: string; message: string };
     expect(body.code).toBe('write_unconfirmed');
     expect(body.message).not.toContain('nothing was changed');
-    let made = 0;
-    for (let i = 0; made === 0 && i < 50; i++) {
-      made = Number(
-        (await locker.query(`SELECT count(*) AS n FROM pets WHERE name = 'Unconfirmed'`)).rows[0].n,
-      );
-      if (made === 0) await sleep(50);
-    }
-    expect(made).toBe(1); // so "nothing was changed" would have been false
+    const made = async () =>
+      Number((await locker.query(`SELECT count(*) AS n FROM pets WHERE name = 'Unconfirmed'`)).rows[0].n);
+    await expect.poll(made, { timeout: 2_500 }).toBe(1); // so "nothing was changed" would have been false
 
     // A read cut the same way changed nothing, and says so.
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE pets IN ACCESS EXCLUSIVE MODE'); // a SELECT waits for it
     const read = call(`${server.url}/v1/pets`, key);
-    await sleep(300);
+    await expect.poll(waiting('SELECT'), reached).toBeGreaterThan(0);
     proxy.cut();
     const readAnswer = await read;
     await locker.query('COMMIT');

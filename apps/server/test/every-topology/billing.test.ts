@@ -14,6 +14,7 @@ import {
   processesStoppedAfterEach,
   type ServerProcess,
   type TestStore,
+  within,
 } from '../support/harness.js';
 
 const token = 'billing-system-admin-token-0123456789abcdef';
@@ -42,16 +43,6 @@ async function use(server: ServerProcess, secret: string): Promise<Outcome> {
   if (res.status === 200) return 'admitted';
   expect(res.status).toBe(429);
   return ((await res.json()) as { code: string }).code === 'rate_limited' ? 'limited' : 'banned';
-}
-
-/** Polls `check` until it holds or `ms` pass; the time it took. */
-async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return Date.now() - start;
 }
 
 /** Two instances on one new store, and a key the first creates through the admin API with `body`. */

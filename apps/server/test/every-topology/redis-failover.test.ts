@@ -3,9 +3,8 @@
 // Cluster of three primaries with a replica each (a primary killed, then a slot moved key by key). Run by
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
 import {
   call,
@@ -42,11 +41,14 @@ function load(servers: TestServer[], key: string) {
   });
   return {
     answers,
+    /** Resolves once the loops have had `n` more answers (a step of the test has run under load). */
+    onward: (n = 40) => {
+      const from = answers.length;
+      return vi.waitUntil(() => answers.length - from >= n, { timeout: 30_000 });
+    },
     /** Stops the loops once more than 200 were admitted (a loaded machine admits fewer a second). */
     async stop() {
-      for (const deadline = Date.now() + 30_000; admittedOf(answers) <= 200 && Date.now() < deadline; ) {
-        await sleep(50);
-      }
+      await vi.waitUntil(() => admittedOf(answers) > 200, { timeout: 30_000 }).catch(() => undefined);
       running = false;
       await Promise.all(loops);
       return answers;
@@ -64,21 +66,18 @@ function load(servers: TestServer[], key: string) {
 }
 
 /** When every instance says its limits are shared again (/readyz no longer degraded). */
-async function sharedAgain(servers: { url: string; logs?: string[] }[], timeoutMs = 15_000): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+function sharedAgain(servers: { url: string; logs?: string[] }[], timeoutMs = 15_000): Promise<number> {
+  const ready = async () => {
     const bodies = await Promise.all(
       servers.map(async (s) => (await (await fetch(`${s.url}/readyz`)).json()) as { status: string }),
     );
     if (bodies.every((b) => b.status === 'ready')) return Date.now();
-    if (Date.now() > deadline) {
-      const logs = servers.map((s) =>
-        (s.logs ?? []).filter((l) => /Redis/.test(l)).map((l) => JSON.parse(l).msg),
-      );
-      throw new Error(`still degraded: ${JSON.stringify(bodies)} ${JSON.stringify(logs)}`);
-    }
-    await sleep(50);
-  }
+    const logs = servers.map((s) =>
+      (s.logs ?? []).filter((l) => /Redis/.test(l)).map((l) => JSON.parse(l).msg),
+    );
+    throw new Error(`still degraded: ${JSON.stringify(bodies)} ${JSON.stringify(logs)}`);
+  };
+  return vi.waitFor(ready, { timeout: timeoutMs, interval: 50 });
 }
 
 /** A new key of `limit` a minute, asked `limit + 1` times across the instances: exact only when shared. */
@@ -148,7 +147,7 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
     // One key loaded through the forced failover only, another through the kill.
     const [forced, killed] = [await busyKey(), await busyKey()];
     const throughFailover = load(servers, forced);
-    await sleep(500);
+    await throughFailover.onward();
     await sentinels.failover();
     const afterFailover = Date.now();
     expect((await sharedAgain(servers)) - afterFailover).toBeLessThanOrEqual(5_000);
@@ -159,15 +158,15 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
         .filter((l) => /unreachable/.test(l.msg)),
     );
     expect(unreachable.map((l) => l.level)).toEqual(servers.map(() => 40));
-    await sleep(500);
+    await throughFailover.onward();
     const forcedAnswers = await throughFailover.stop();
 
     const throughKill = load(servers, killed);
-    await sleep(500);
+    await throughKill.onward();
     const killedAt = Date.now();
     const { promotedAt } = await sentinels.killPrimary();
     expect((await sharedAgain(servers)) - promotedAt).toBeLessThanOrEqual(5_000);
-    await sleep(500);
+    await throughKill.onward();
     const killAnswers = await throughKill.stop();
 
     await expectServedThrough(servers, forcedAnswers, killAnswers);
@@ -220,18 +219,18 @@ describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resh
     const key = await busyKey();
     const window = `${prefix}minute:${tokenParts(key).id}`;
     const traffic = load(servers, key);
-    await sleep(500);
+    await traffic.onward();
 
     const primary = await cluster.primaryOf(window);
     const killedAt = Date.now();
     await cluster.killPrimary(primary);
     const promotedAt = Date.now();
     expect((await sharedAgain(servers)) - promotedAt).toBeLessThanOrEqual(5_000);
-    await sleep(500);
+    await traffic.onward();
     const moved = await cluster.migrateSlotOf(window);
     expect(moved.to).not.toBe(moved.from);
     expect(await cluster.primaryOf(window)).toBe(moved.to);
-    await sleep(1_000);
+    await traffic.onward(80);
     const answers = await traffic.stop();
 
     await expectServedThrough(servers, answers);

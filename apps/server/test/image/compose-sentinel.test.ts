@@ -1,7 +1,7 @@
 // compose.sentinel.yaml on top of compose.yaml, as docs/compose.md has an operator run it
 // (support/compose.ts): the instances follow the primary three Sentinels name, through a failover and back.
 import { podman } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
 import { image, imageBuiltBeforeAll, obedientlyAdmitted } from '../support/image.js';
 
@@ -42,17 +42,9 @@ describe.runIf(image && podmanCompose)('compose.yaml with compose.sentinel.yaml'
           .poll(tilted, { timeout: 45_000, interval: 500, message: 'a Sentinel stayed in TILT for 45 s' })
           .toBe(false);
         const answers: string[] = [];
-        const asked = Date.now();
-        let okAt = asked;
-        while ((await primary()) === from) {
-          if (Date.now() > asked + 60_000) {
-            const log = await podman('logs', '--tail', '40', deployment.container('sentinel-1')).catch(
-              String,
-            );
-            throw new Error(
-              `no failover; SENTINEL FAILOVER answered: ${answers.join(' | ')}\n--- ${await sentinel('replicas', 'animal-store')}\n--- sentinel-1:\n${log}`,
-            );
-          }
+        let okAt = Date.now();
+        const moved = async () => {
+          if ((await primary()) !== from) return;
           // Asked again after an OK too when the failover it started was aborted (the Sentinel found no
           // replica good enough: on a doubly loaded machine the old primary, made a replica a moment
           // before, was not yet synced, and Sentinel logged -failover-abort-no-good-slave): no failover
@@ -65,14 +57,19 @@ describe.runIf(image && podmanCompose)('compose.yaml with compose.sentinel.yaml'
             answers.push(await sentinel('failover', 'animal-store'));
             okAt = Date.now();
           }
-          await new Promise((r) => setTimeout(r, 500));
-        }
+          throw new Error(`no failover; SENTINEL FAILOVER answered: ${answers.join(' | ')}`);
+        };
+        await vi.waitFor(moved, { timeout: 60_000, interval: 500 }).catch(async (error: Error) => {
+          const log = await podman('logs', '--tail', '40', deployment.container('sentinel-1')).catch(String);
+          throw new Error(
+            `${error.message}\n--- ${await sentinel('replicas', 'animal-store')}\n--- sentinel-1:\n${log}`,
+          );
+        });
         const movedMs = Date.now() - okAt; // from the failover the Sentinel took to the new primary named
-        for (let i = 0; i < 40; i++) {
-          const logs = await compose('logs', 'instance-a', 'instance-b');
-          if ((logs.match(/Redis reachable again/g)?.length ?? 0) >= reachable) break;
-          await new Promise((r) => setTimeout(r, 500));
-        }
+        const saidReachable = async () =>
+          ((await compose('logs', 'instance-a', 'instance-b')).match(/Redis reachable again/g)?.length ??
+            0) >= reachable;
+        await vi.waitUntil(saidReachable, { timeout: 20_000, interval: 500 }).catch(() => undefined);
         const logs = await compose('logs', 'instance-a', 'instance-b');
         expect(logs.match(/Redis reachable again/g)?.length).toBe(reachable);
         expect(errorLines(logs).filter((line) => !errorsBefore.includes(line))).toEqual([]);

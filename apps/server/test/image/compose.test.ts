@@ -2,7 +2,7 @@
 // and two instances on PostgreSQL and Redis behind nginx, through an instance's stop.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
 import { image, imageBuiltBeforeAll, obedientlyAdmitted, petsCall, repo } from '../support/image.js';
 
@@ -74,26 +74,25 @@ describe.runIf(image && podmanCompose)('compose.yaml', () => {
           if (measured && Date.now() - started >= 1_000) slow.push(Date.now() - started);
         }
       });
-      await new Promise((r) => setTimeout(r, 1_000));
+      // Each step waits for the writers' answers to go on through it: 8 before the stop, 20 while
+      // instance-b is down, 40 after it came back.
+      const answered = (n: number, what: string, timeout = 30_000) => {
+        const from = answers.length;
+        return vi
+          .waitUntil(() => answers.length - from >= n, { timeout })
+          .catch(() => Promise.reject(new Error(`${what}: ${answers.length - from} of ${n} answered`)));
+      };
+      await answered(8, 'before the stop');
       await compose('stop', 'instance-b');
-      await new Promise((r) => setTimeout(r, 2_000));
+      await answered(20, 'while instance-b was stopped');
       let before = await served();
       await compose('start', 'instance-b');
-      for (let tries = 0; (await served()) - before < 2; tries++) {
-        if (tries === 60) throw new Error('instance-b never served again through the proxy');
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await vi
+        .waitUntil(async () => (await served()) - before >= 2, { timeout: 60_000, interval: 500 })
+        .catch(() => Promise.reject(new Error('instance-b never served again through the proxy')));
       timed = true;
       before = await served();
-      const sent = answers.length;
-      for (const deadline = Date.now() + 90_000; answers.length - sent < 40; ) {
-        if (Date.now() > deadline) {
-          throw new Error(
-            `40 creates after instance-b came back took over 90 s: ${answers.length - sent} answered`,
-          );
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await answered(40, 'creates after instance-b came back, in 90 s', 90_000);
       const byB = (await served()) - before;
       writing = false;
       await Promise.all(writers);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createKey, freePort, podman, podmanEnv } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { freshStore, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
 import {
   checkout,
@@ -125,7 +125,7 @@ describe.runIf(image)('the container image', () => {
         else if (res.status !== 503) others.push(res.status);
       }
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitUntil(() => acknowledged.length > 0, { timeout: 10_000 }); // the writers are writing
     const since = Date.now();
     await podman('stop', '--time', '15', first);
     const stoppedMs = Date.now() - since;

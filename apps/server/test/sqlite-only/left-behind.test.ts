@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { startServerProcess } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { serverDist } from '../support/harness.js';
 
 const alive = (pid: number) => {
@@ -38,8 +38,7 @@ describe('a server a test started', () => {
 
     worker.kill('SIGKILL');
     await once(worker, 'exit');
-    const deadline = Date.now() + 5_000;
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await vi.waitUntil(() => !alive(pid), { timeout: 5_000 }).catch(() => undefined);
     const survived = alive(pid);
     if (survived) process.kill(pid, 'SIGKILL'); // this test's own clean-up, whatever it found
     expect(survived).toBe(false);

@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { createKey, enterprise } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { freshStore } from '../support/backends.js';
 import { call, logLines, processesStoppedAfterEach, serverDist } from '../support/harness.js';
 
@@ -44,10 +44,11 @@ describe('the OTLP exporter', () => {
         };
         const server = await start({ ...traced, OTEL_BSP_SCHEDULE_DELAY: '100' });
         const warnings = (msg: string) => logLines(server, msg);
-        for (let i = 0; i < 30 && warnings('traces: the collector could not be reached').length === 0; i++) {
+        const warned = async () => {
           expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
-          await new Promise((r) => setTimeout(r, 200));
-        }
+          return warnings('traces: the collector could not be reached').length > 0;
+        };
+        await vi.waitUntil(warned, { timeout: 8_000, interval: 200 }).catch(() => undefined);
         // More failed batches, still the one line (the next one would come a minute later).
         for (let i = 0; i < 5; i++) {
           await call(`${server.url}/v1/pets`, key);

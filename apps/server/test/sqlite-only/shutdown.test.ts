@@ -6,7 +6,7 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createKey, freePort } from '@animal-store/test-support';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
 
 /** A fresh database holding one key made by the key command. */
@@ -135,9 +135,8 @@ async function rawClients(url: string, count: number) {
         closed: new Promise((r) => socket.once('close', r)),
         /** Until `count` answers have come on it (a busy machine answers late), or 10 s have passed. */
         async answered(count = 1) {
-          const deadline = Date.now() + 10_000;
-          while ((client.text.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0) < count && Date.now() < deadline)
-            await new Promise((r) => setTimeout(r, 10));
+          const came = () => (client.text.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0) >= count;
+          await vi.waitUntil(came, { timeout: 10_000, interval: 10 }).catch(() => undefined);
         },
       };
       socket.on('data', (d) => {
@@ -243,11 +242,11 @@ describe('SIGTERM with kept-alive connections in use (a client pool sending on e
         c.socket.write(request);
         mine++;
         sent++;
-        while (open && answers(c.text).length < mine) await new Promise((r) => setTimeout(r, 5));
+        await vi.waitUntil(() => !open || answers(c.text).length >= mine, { timeout: 10_000, interval: 5 });
         await new Promise((r) => setTimeout(r, 400)); // idle between requests, as a pool's connection is
       }
     });
-    await new Promise((r) => setTimeout(r, 1_000));
+    await vi.waitUntil(() => sent >= 2 * clients.length, { timeout: 10_000 }); // a second's requests
     expect(await server.stop()).toBe(0);
     await Promise.all(loops);
     // Closing a connection between its requests races the client's next one (reset, its outcome unknown):
@@ -311,10 +310,12 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
     const clients = Array.from({ length: 100 }, () => client('/healthz'));
     // The stream well under way (more than 50 answered) before the stop, however loaded the machine: a
     // fixed 300 ms saw 49 beside a second suite.
-    for (const deadline = Date.now() + 30_000; outcomes.filter((o) => o === 'answered').length <= 50; ) {
-      if (Date.now() > deadline) throw new Error(`the stream never got going: ${outcomes.join(' ')}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await vi
+      .waitUntil(() => outcomes.filter((o) => o === 'answered').length > 50, {
+        timeout: 30_000,
+        interval: 20,
+      })
+      .catch(() => Promise.reject(new Error(`the stream never got going: ${outcomes.join(' ')}`)));
     // Readiness is asked on connections the process accepted before the signal, one per spelling the route
     // answers to (Express matches case and a trailing slash loosely): a new connection would queue behind
     // the flood in the listen backlog, and one still there when the listener closes is reset, as
@@ -384,7 +385,7 @@ describe.each(['1', '2'])('SIGTERM with WORKERS=%s', (workers) => {
     // A connection made just after the signal, within the accept window: served and kept alive (a proxy
     // told to close during the window opens a new connection per request, and one completed as the
     // listener closes is reset with its request sent), then closed once idle after the window.
-    await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(server.output, { timeout: 5_000, interval: 5 }).toContain('shutting down');
     const [late] = await rawClients(server.url, 1);
     late?.socket.write(request);
     await Promise.all([...idle, ...fresh, late].map((c) => c?.closed));

@@ -16,7 +16,7 @@ import {
   standInServiceImages,
   toolFor,
 } from '@animal-store/test-support';
-import { afterAll } from 'vitest';
+import { afterAll, vi } from 'vitest';
 import { image, petsCall, repo } from './image.js';
 
 const run = promisify(execFile);
@@ -70,14 +70,14 @@ export async function composeUp(name: string, more: string[] = []) {
      * instance still starts (it starts again until PostgreSQL answers).
      */
     async keyInService(...args: string[]): Promise<string> {
-      for (let tries = 0; ; tries++) {
-        const made = await compose('exec', 'instance-a', 'animal-store-keys', 'create', '--json', ...args);
+      const made = async () => {
+        const out = await compose('exec', 'instance-a', 'animal-store-keys', 'create', '--json', ...args);
         // Its JSON, among the lines podman-compose and the command's log add.
-        const key = /"key"\s*:\s*"(as_[^"]+)"/.exec(made)?.[1];
-        if (key) return key;
-        if (tries === 30) throw new Error(`no key made:\n${made}`);
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
+        const key = /"key"\s*:\s*"(as_[^"]+)"/.exec(out)?.[1];
+        if (!key) throw new Error(`no key made:\n${out}`);
+        return key;
+      };
+      return vi.waitFor(made, { timeout: 120_000, interval: 1_000 });
     },
     /**
      * A key of no practical limit, once both instances have answered it ten times in a row: their pools'
@@ -130,16 +130,12 @@ export async function composeUp(name: string, more: string[] = []) {
   projects.push(handle);
   await handle.shown(async () => {
     await compose('up', '-d');
-    const deadline = Date.now() + 120_000;
-    while (
-      !(await fetch(`${handle.url}/readyz`).then(
+    const ready = () =>
+      fetch(`${handle.url}/readyz`).then(
         (r) => r.ok,
         () => false,
-      ))
-    ) {
-      if (Date.now() > deadline) throw new Error('never ready');
-      await new Promise((r) => setTimeout(r, 500));
-    }
+      );
+    await vi.waitUntil(ready, { timeout: 120_000, interval: 500 });
   });
   return handle;
 }

@@ -2,9 +2,8 @@
 // (image-setup.ts) and built once by the first of its files to begin, and how a suite runs it, calls it
 // and removes what it made.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, podman } from '@animal-store/test-support';
-import { afterAll, beforeAll, expect, inject } from 'vitest';
+import { afterAll, beforeAll, expect, inject, vi } from 'vitest';
 import { buildImage, buildMarks } from './image-setup.js';
 
 export { caBuildArgs, checkout, repo } from './image-setup.js';
@@ -41,11 +40,11 @@ export function imageBuiltBeforeAll(): void {
       }
       return;
     }
-    while (!existsSync(marks.built)) {
-      if (existsSync(marks.failed))
-        throw new Error(`the image's build failed:\n${readFileSync(marks.failed, 'utf8')}`);
-      await sleep(500); // a build of a minute or more, read from another process's marks
-    }
+    // A build of a minute or more, read from another process's marks.
+    const done = () => existsSync(marks.built) || existsSync(marks.failed);
+    await vi.waitUntil(done, { timeout: 900_000, interval: 500 });
+    if (!existsSync(marks.built))
+      throw new Error(`the image's build failed:\n${readFileSync(marks.failed, 'utf8')}`);
   }, 900_000);
 }
 
@@ -80,16 +79,14 @@ export async function runImageOf(
   const vars = Object.entries({ PORT: String(port), ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   await podman('run', '--detach', '--name', name, ...vars, ...options, imageName);
   const url = `http://${env.HOST === '::1' ? '[::1]' : '127.0.0.1'}:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const up = await fetch(`${url}/readyz`).then(
+  const ready = () =>
+    fetch(`${url}/readyz`).then(
       (res) => res.ok,
       () => false,
     );
-    if (up) return url;
-    if (Date.now() > deadline) throw new Error(`${name} never became ready:\n${await podman('logs', name)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  if (!(await vi.waitUntil(ready, { timeout: 20_000, interval: 100 }).catch(() => false)))
+    throw new Error(`${name} never became ready:\n${await podman('logs', name)}`);
+  return url;
 }
 
 /** A key created inside the container, with the image's own `animal-store-keys`. */

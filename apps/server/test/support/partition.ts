@@ -15,6 +15,7 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onPath, spawnTied } from '@animal-store/test-support';
+import { vi } from 'vitest';
 import type { TestStore } from './backends.js';
 
 /** Debian's PostgreSQL programs (initdb, pg_ctl), for a cluster of the test's own. */
@@ -211,10 +212,9 @@ export async function partitionableStores(instances: number): Promise<Partitiona
       redis.kill('SIGKILL');
       await exited;
     });
-    for (let i = 0; !existsSync(redisSocket); i++) {
-      if (i > 100) throw new Error('redis-server did not start in the namespace');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await vi
+      .waitUntil(() => existsSync(redisSocket), { timeout: 5_000 })
+      .catch(() => Promise.reject(new Error('redis-server did not start in the namespace')));
     stops.push(() => rmSync(folder, { recursive: true, force: true }));
     execFileSync(
       join(bin, 'psql'),
