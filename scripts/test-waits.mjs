@@ -4,7 +4,7 @@
 // something polls it with vitest's vi.waitFor / vi.waitUntil, which count as neither. A wall-clock assertion
 // is an expect() that reads the clock (Date.now(), performance.now(), process.hrtime), directly or through
 // a variable set from it. Read with the TypeScript compiler's parser; exits 1 past either bound, naming
-// every site. Written by hand: a count of this house's own convention, which no linter rule states.
+// every site. Written by hand: docs/decisions.md#test-waits
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';

@@ -41,8 +41,12 @@ function load(servers: TestServer[], key: string) {
   });
   return {
     answers,
-    /** Resolves once the loops have had `n` more answers (a step of the test has run under load). */
-    onward: (n = 40) => {
+    /**
+     * Resolves once the loops have had `n` more answers: a step of the test has run under load. Before a
+     * fault, 400: the load in its stride, so that admittedJustBefore bounds what the fault can lose by the
+     * load's pace (after 40 answers it read 55, where a lost take's lease strayed by 502).
+     */
+    onward: (n = 100) => {
       const from = answers.length;
       return vi.waitUntil(() => answers.length - from >= n, { timeout: 30_000 });
     },
@@ -147,7 +151,7 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
     // One key loaded through the forced failover only, another through the kill.
     const [forced, killed] = [await busyKey(), await busyKey()];
     const throughFailover = load(servers, forced);
-    await throughFailover.onward();
+    await throughFailover.onward(400);
     await sentinels.failover();
     const afterFailover = Date.now();
     expect((await sharedAgain(servers)) - afterFailover).toBeLessThanOrEqual(5_000);
@@ -162,7 +166,7 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
     const forcedAnswers = await throughFailover.stop();
 
     const throughKill = load(servers, killed);
-    await throughKill.onward();
+    await throughKill.onward(400);
     const killedAt = Date.now();
     const { promotedAt } = await sentinels.killPrimary();
     expect((await sharedAgain(servers)) - promotedAt).toBeLessThanOrEqual(5_000);
@@ -219,7 +223,7 @@ describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resh
     const key = await busyKey();
     const window = `${prefix}minute:${tokenParts(key).id}`;
     const traffic = load(servers, key);
-    await traffic.onward();
+    await traffic.onward(400);
 
     const primary = await cluster.primaryOf(window);
     const killedAt = Date.now();
@@ -230,7 +234,7 @@ describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resh
     const moved = await cluster.migrateSlotOf(window);
     expect(moved.to).not.toBe(moved.from);
     expect(await cluster.primaryOf(window)).toBe(moved.to);
-    await traffic.onward(80);
+    await traffic.onward(200);
     const answers = await traffic.stop();
 
     await expectServedThrough(servers, answers);
