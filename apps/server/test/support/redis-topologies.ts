@@ -241,6 +241,9 @@ const clusterNodes = async (port: number): Promise<ClusterNode[]> =>
       };
     });
 
+/** A Cluster node's timeout once the Cluster is formed, and while its nodes meet (startCluster). */
+const [nodeTimeoutMs, formingNodeTimeoutMs] = [1_000, 5_000];
+
 /** Three primaries with a replica each (node timeout 1 s), every slot assigned. */
 export async function startCluster(): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'animal-store-cluster-'));
@@ -258,19 +261,25 @@ export async function startCluster(): Promise<RedisCluster> {
           String(bus),
           '--cluster-config-file',
           `nodes-${port}.conf`,
+          // 5 s while the nodes meet: a node drops a handshake that takes longer than the node timeout,
+          // and on a loaded machine (a run's start) one took over 1 s: the others forgot that node, and
+          // redis-cli --cluster create waited for it for good (a rehearsal hung 28 minutes). 1 s once formed.
           '--cluster-node-timeout',
-          '1000',
+          String(formingNodeTimeoutMs),
         ]),
       );
     }
     const seeds = nodes.map((n) => `127.0.0.1:${n.port}`);
-    await run('redis-cli', ['--cluster', 'create', ...seeds, '--cluster-replicas', '1', '--cluster-yes']);
+    await run('redis-cli', ['--cluster', 'create', ...seeds, '--cluster-replicas', '1', '--cluster-yes'], {
+      timeout: 120_000,
+    });
     const ok = (port: number) =>
       until(`the Cluster to be ok at ${port}`, async () =>
         ((await ask(port, 'CLUSTER', 'INFO')) as string).includes('cluster_state:ok'),
       );
     for (const node of nodes) await ok(node.port);
     for (const node of nodes) await synced(node.port); // a replica that never synced cannot take over
+    for (const node of nodes) await ask(node.port, 'CONFIG', 'SET', 'cluster-node-timeout', nodeTimeoutMs);
     const alive = () => nodes.filter((n) => n.child.exitCode === null && n.child.signalCode === null);
     const view = () => clusterNodes((alive()[0] as Node).port);
     const primaryOf = async (key: string) => {
