@@ -3,6 +3,7 @@
 // Cluster of three primaries with a replica each (a primary killed, then a slot moved key by key). Run by
 // the postgres+sentinel and postgres+cluster projects (vitest.config.ts); the bounds are
 // docs/scaling-out.md#redis-topologies'.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '@animal-store/test-support';
 import { describe, expect, it, vi } from 'vitest';
 import { redisClient, redisTopology } from '../support/backends.js';
@@ -16,8 +17,17 @@ import {
   tokenParts,
 } from '../support/harness.js';
 import { startCluster, startSentinels } from '../support/redis-topologies.js';
+import { grown, heldWithin } from '../support/waits.js';
 
 const cleanups = cleanupsAfterEach();
+
+/**
+ * How long the load runs before a primary is killed: the time is the point. What the kill may lose is
+ * bounded by the admissions of the two seconds before it (admittedJustBefore), which must outweigh a lease
+ * a lost take's answer strays the count by (502 in three runs): waiting for 40 or 400 answers instead left
+ * the load too short a run on a quiet machine (bounds of 55 and about 400); a fixed 500 ms passed.
+ */
+const loadBeforeKillMs = 500;
 
 /** Requests on `key` from eight loops over the instances, until stopped: every answer's status, or the error. */
 function load(servers: TestServer[], key: string) {
@@ -41,18 +51,11 @@ function load(servers: TestServer[], key: string) {
   });
   return {
     answers,
-    /**
-     * Resolves once the loops have had `n` more answers: a step of the test has run under load. Before a
-     * fault, 400: the load in its stride, so that admittedJustBefore bounds what the fault can lose by the
-     * load's pace (after 40 answers it read 55, where a lost take's lease strayed by 502).
-     */
-    onward: (n = 100) => {
-      const from = answers.length;
-      return vi.waitUntil(() => answers.length - from >= n, { timeout: 30_000 });
-    },
+    /** Resolves once the loops have had `n` more answers: a step of the test has run under load. */
+    onward: (n = 100) => grown(() => answers.length, n),
     /** Stops the loops once more than 200 were admitted (a loaded machine admits fewer a second). */
     async stop() {
-      await vi.waitUntil(() => admittedOf(answers) > 200, { timeout: 30_000 }).catch(() => undefined);
+      await heldWithin(() => admittedOf(answers) > 200, { timeout: 30_000, interval: 50 });
       running = false;
       await Promise.all(loops);
       return answers;
@@ -166,7 +169,7 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
     const forcedAnswers = await throughFailover.stop();
 
     const throughKill = load(servers, killed);
-    await throughKill.onward(400);
+    await sleep(loadBeforeKillMs);
     const killedAt = Date.now();
     const { promotedAt } = await sentinels.killPrimary();
     expect((await sharedAgain(servers)) - promotedAt).toBeLessThanOrEqual(5_000);
@@ -223,7 +226,7 @@ describe.runIf(redisTopology === 'cluster')('Redis Cluster failing over and resh
     const key = await busyKey();
     const window = `${prefix}minute:${tokenParts(key).id}`;
     const traffic = load(servers, key);
-    await traffic.onward(400);
+    await sleep(loadBeforeKillMs);
 
     const primary = await cluster.primaryOf(window);
     const killedAt = Date.now();
