@@ -1,9 +1,9 @@
 // The house's rule on tests and the clock (CONTRIBUTING.md#add-a-test): at most 60 fixed sleeps and 60
 // wall-clock assertions in the workspace's tests. A sleep is a promise that resolves after a set time: a call
 // of node:timers/promises' setTimeout, or `new Promise((r) => setTimeout(r, ms))`. A test that waits for
-// something polls it with vitest's vi.waitFor / vi.waitUntil, which count as neither. A wall-clock assertion
-// is an expect() that reads the clock (Date.now(), performance.now(), process.hrtime), directly or through
-// a variable set from it. Read with the TypeScript compiler's parser; exits 1 past either bound, naming
+// something polls it (expect.poll, vi.waitFor, test/support/waits.ts), which counts as neither. A wall-clock
+// assertion is an expect() that reads the clock (Date.now(), performance.now(), process.hrtime), directly or
+// through a variable set from it; not under vi.useFakeTimers, nor an instant handed to the code under test. Read with the TypeScript compiler's parser; exits 1 past either bound, naming
 // every site. Written by hand: docs/decisions.md#test-waits
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,8 +71,8 @@ function sitesOf(path) {
       const callee = node.expression.text;
       if (timerNames.has(callee) || (callee === 'setTimeout' && resolvesPromise(node)))
         found.sleeps.push(where(node));
-      if (callee === 'expect' && !fakeClock && readsClock(assertion(node), assertion(node)))
-        found['wall-clock assertions'].push(where(node));
+      const whole = callee === 'expect' && !fakeClock ? assertion(node) : undefined;
+      if (whole && readsClock(whole, whole)) found['wall-clock assertions'].push(where(node));
     }
     ts.forEachChild(node, visit);
   };

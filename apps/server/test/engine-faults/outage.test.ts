@@ -26,6 +26,7 @@ import {
   tokenParts,
 } from '../support/harness.js';
 import { privateRedis } from '../support/private-redis.js';
+import { grown } from '../support/waits.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -377,7 +378,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     };
     const loops = [0, 5, 10, 15].map(loop);
     const admittedAll = () => [...admitted.values()].reduce((a, b) => a + b, 0);
-    await vi.waitUntil(() => admittedAll() >= 40, { timeout: 10_000 }); // under load
+    await grown(admittedAll, 40, { timeout: 10_000 }); // under load
     // Both cores busy from the freeze until a second after it ends (a loaded machine: the reconnection and
     // its first answer come late too), one spinning process per core.
     const busy = [0, 1].map(() =>
@@ -434,10 +435,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     };
     const loops = Array.from({ length: 4 }, loop);
     // Each stall under load: the loops admitted some more before it, and after the last.
-    const onward = () => {
-      const from = admitted;
-      return vi.waitUntil(() => admitted - from >= 40, { timeout: 10_000 });
-    };
+    const onward = () => grown(() => admitted, 40, { timeout: 10_000 });
     for (let stall = 0; stall < 3; stall++) {
       await onward();
       redis.child.kill('SIGSTOP');

@@ -9,14 +9,9 @@ import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backend } from '../support/backends.js';
-import {
-  call,
-  processesStoppedAfterEach,
-  type ServerProcess,
-  serverDist,
-  within,
-} from '../support/harness.js';
+import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
 import { type Partitionable, partitionableStores, partitionsAvailable } from '../support/partition.js';
+import { within } from '../support/waits.js';
 
 const start = processesStoppedAfterEach();
 const cleanups: (() => unknown)[] = [];

@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createKey, enterprise, freePort } from '@animal-store/test-support';
 import pg from 'pg';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/postgres/database.js';
 import { backend, freshStore, redisUrl, storePrefix, type TestStore } from '../support/backends.js';
 import { call, processesStoppedAfterEach, type ServerProcess, serverDist } from '../support/harness.js';
 import { clusterBin, runAs } from '../support/partition.js';
 import { startPgbouncer } from '../support/pgbouncer.js';
+import { grown } from '../support/waits.js';
 
 const start = processesStoppedAfterEach();
 const cleanups: (() => unknown)[] = [];
@@ -77,11 +78,7 @@ function load(server: ServerProcess, key: string, clients = 8): Load {
     get unconfirmed() {
       return unconfirmed;
     },
-    onward: (n = 20) => {
-      const answered = () => [...statuses.values()].reduce((a, b) => a + b, 0);
-      const from = answered();
-      return vi.waitUntil(() => answered() - from >= n, { timeout: 30_000 });
-    },
+    onward: (n = 20) => grown(() => [...statuses.values()].reduce((a, b) => a + b, 0), n),
     stop: async () => {
       running = false;
       await Promise.all(loops);

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createKey, enterprise } from '@animal-store/test-support';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend, freshStore } from '../support/backends.js';
 import {
   call,
@@ -19,6 +19,7 @@ import {
   serverDist,
   tokenParts,
 } from '../support/harness.js';
+import { heldWithin } from '../support/waits.js';
 
 type Attribute = { key: string; value: { stringValue?: string; intValue?: string | number } };
 type Span = {
@@ -54,7 +55,7 @@ const attribute = (span: Span, key: string) => {
 };
 async function spansUntil(found: (all: Span[]) => boolean) {
   // Within 10 s; what was received by then is returned either way, for the test's own assertion to show.
-  await vi.waitUntil(() => found(spans()), { timeout: 10_000, interval: 100 }).catch(() => undefined);
+  await heldWithin(() => found(spans()), { timeout: 10_000 });
   return spans();
 }
 

@@ -14,8 +14,8 @@ import {
   processesStoppedAfterEach,
   type ServerProcess,
   type TestStore,
-  within,
 } from '../support/harness.js';
+import { within } from '../support/waits.js';
 
 const token = 'billing-system-admin-token-0123456789abcdef';
 const startProcess = processesStoppedAfterEach();

@@ -4,6 +4,7 @@ import { podman } from '@animal-store/test-support';
 import { describe, expect, it, vi } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
 import { image, imageBuiltBeforeAll, obedientlyAdmitted } from '../support/image.js';
+import { heldWithin } from '../support/waits.js';
 
 imageBuiltBeforeAll();
 
@@ -69,7 +70,7 @@ describe.runIf(image && podmanCompose)('compose.yaml with compose.sentinel.yaml'
         const saidReachable = async () =>
           ((await compose('logs', 'instance-a', 'instance-b')).match(/Redis reachable again/g)?.length ??
             0) >= reachable;
-        await vi.waitUntil(saidReachable, { timeout: 20_000, interval: 500 }).catch(() => undefined);
+        await heldWithin(saidReachable, { timeout: 20_000, interval: 500 });
         const logs = await compose('logs', 'instance-a', 'instance-b');
         expect(logs.match(/Redis reachable again/g)?.length).toBe(reachable);
         expect(errorLines(logs).filter((line) => !errorsBefore.includes(line))).toEqual([]);

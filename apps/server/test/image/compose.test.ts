@@ -2,9 +2,10 @@
 // and two instances on PostgreSQL and Redis behind nginx, through an instance's stop.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { composeUp, podmanCompose } from '../support/compose.js';
 import { image, imageBuiltBeforeAll, obedientlyAdmitted, petsCall, repo } from '../support/image.js';
+import { grown, heldWithin } from '../support/waits.js';
 
 imageBuiltBeforeAll();
 
@@ -76,20 +77,15 @@ describe.runIf(image && podmanCompose)('compose.yaml', () => {
       });
       // Each step waits for the writers' answers to go on through it: 8 before the stop, 20 while
       // instance-b is down, 40 after it came back.
-      const answered = (n: number, what: string, timeout = 30_000) => {
-        const from = answers.length;
-        return vi
-          .waitUntil(() => answers.length - from >= n, { timeout })
-          .catch(() => Promise.reject(new Error(`${what}: ${answers.length - from} of ${n} answered`)));
-      };
+      const answered = (n: number, what: string, timeout = 30_000) =>
+        grown(() => answers.length, n, { timeout, what });
       await answered(8, 'before the stop');
       await compose('stop', 'instance-b');
       await answered(20, 'while instance-b was stopped');
       let before = await served();
       await compose('start', 'instance-b');
-      await vi
-        .waitUntil(async () => (await served()) - before >= 2, { timeout: 60_000, interval: 500 })
-        .catch(() => Promise.reject(new Error('instance-b never served again through the proxy')));
+      if (!(await heldWithin(async () => (await served()) - before >= 2, { timeout: 60_000, interval: 500 })))
+        throw new Error('instance-b never served again through the proxy');
       timed = true;
       before = await served();
       await answered(40, 'creates after instance-b came back, in 90 s', 90_000);

@@ -7,8 +7,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createKey, enterprise } from '@animal-store/test-support';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { call, keysOn, processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
+import { heldWithin } from '../support/waits.js';
 
 /** That the server refuses `key` (401) within 5 s: how long it may answer a changed key from memory. */
 async function refusedWithin(url: string, key: string): Promise<void> {
@@ -123,7 +124,7 @@ describe('pnpm keys: operating keys', () => {
       seen.push(res.status === 200 ? 200 : ((await res.json()) as { code: string }).code);
       return seen.at(-1) === 200;
     };
-    await vi.waitUntil(admitted, { timeout: 6_000, interval: 200 }).catch(() => undefined);
+    await heldWithin(admitted, { timeout: 6_000, interval: 200 });
     // The server takes from the fresh minute at its next look at the store: within a second (recheckMs).
     expect(seen.at(-1)).toBe(200);
     expect(seen.length).toBeLessThanOrEqual(6);

@@ -5,8 +5,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { startServerProcess } from '@animal-store/test-support';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { serverDist } from '../support/harness.js';
+import { heldWithin } from '../support/waits.js';
 
 const alive = (pid: number) => {
   try {
@@ -38,7 +39,7 @@ describe('a server a test started', () => {
 
     worker.kill('SIGKILL');
     await once(worker, 'exit');
-    await vi.waitUntil(() => !alive(pid), { timeout: 5_000 }).catch(() => undefined);
+    await heldWithin(() => !alive(pid), { timeout: 5_000, interval: 50 });
     const survived = alive(pid);
     if (survived) process.kill(pid, 'SIGKILL'); // this test's own clean-up, whatever it found
     expect(survived).toBe(false);

@@ -6,9 +6,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { createKey, enterprise } from '@animal-store/test-support';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freshStore } from '../support/backends.js';
 import { call, logLines, processesStoppedAfterEach, serverDist } from '../support/harness.js';
+import { heldWithin } from '../support/waits.js';
 
 const start = processesStoppedAfterEach();
 
@@ -48,7 +49,7 @@ describe('the OTLP exporter', () => {
           expect((await call(`${server.url}/v1/pets`, key)).status).toBe(200);
           return warnings('traces: the collector could not be reached').length > 0;
         };
-        await vi.waitUntil(warned, { timeout: 8_000, interval: 200 }).catch(() => undefined);
+        await heldWithin(warned, { timeout: 8_000, interval: 200 }); // every answer 200 meanwhile
         // More failed batches, still the one line (the next one would come a minute later).
         for (let i = 0; i < 5; i++) {
           await call(`${server.url}/v1/pets`, key);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { createKey, freePort } from '@animal-store/test-support';
 import { describe, expect, it, vi } from 'vitest';
 import { processesStoppedAfterEach, serverDist, tempDatabase } from '../support/harness.js';
+import { heldWithin } from '../support/waits.js';
 
 /** A fresh database holding one key made by the key command. */
 async function databaseWithKey(plan = 'free') {
@@ -136,7 +137,7 @@ async function rawClients(url: string, count: number) {
         /** Until `count` answers have come on it (a busy machine answers late), or 10 s have passed. */
         async answered(count = 1) {
           const came = () => (client.text.match(/HTTP\/1\.1 \d{3} /g)?.length ?? 0) >= count;
-          await vi.waitUntil(came, { timeout: 10_000, interval: 10 }).catch(() => undefined);
+          await heldWithin(came, { timeout: 10_000, interval: 10 });
         },
       };
       socket.on('data', (d) => {
@@ -310,12 +311,9 @@ describe.each(['1', '2'])('SIGTERM under a stream of new connections, WORKERS=%s
     const clients = Array.from({ length: 100 }, () => client('/healthz'));
     // The stream well under way (more than 50 answered) before the stop, however loaded the machine: a
     // fixed 300 ms saw 49 beside a second suite.
-    await vi
-      .waitUntil(() => outcomes.filter((o) => o === 'answered').length > 50, {
-        timeout: 30_000,
-        interval: 20,
-      })
-      .catch(() => Promise.reject(new Error(`the stream never got going: ${outcomes.join(' ')}`)));
+    const going = () => outcomes.filter((o) => o === 'answered').length > 50;
+    if (!(await heldWithin(going, { timeout: 30_000, interval: 20 })))
+      throw new Error(`the stream never got going: ${outcomes.join(' ')}`);
     // Readiness is asked on connections the process accepted before the signal, one per spelling the route
     // answers to (Express matches case and a trailing slash loosely): a new connection would queue behind
     // the flood in the listen backlog, and one still there when the listener closes is reset, as

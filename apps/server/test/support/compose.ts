@@ -18,6 +18,7 @@ import {
 } from '@animal-store/test-support';
 import { afterAll, vi } from 'vitest';
 import { image, petsCall, repo } from './image.js';
+import { heldWithin } from './waits.js';
 
 const run = promisify(execFile);
 export const podmanCompose = toolFor('the compose deployment', 'podman-compose');
@@ -135,7 +136,7 @@ export async function composeUp(name: string, more: string[] = []) {
         (r) => r.ok,
         () => false,
       );
-    await vi.waitUntil(ready, { timeout: 120_000, interval: 500 });
+    if (!(await heldWithin(ready, { timeout: 120_000, interval: 500 }))) throw new Error('never ready');
   });
   return handle;
 }

@@ -18,7 +18,7 @@ import {
 export { call, launchChromium, type ServerProcess, tempDatabase } from '@animal-store/test-support';
 
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, expect, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { composeService } from '../../src/compose.js';
 
 import type { ConnectionLimits, TrustProxy } from '../../src/config.js';
@@ -161,19 +161,6 @@ export const logLines = (server: ServerProcess, msg: string): string[] =>
     .filter((line) => line.includes(`"msg":"${msg}"`));
 
 export const json = 'application/json';
-
-/** Polls `check` until it holds, for at most `ms`; the time it took. An error `check` throws is the answer. */
-export async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  await vi
-    .waitUntil(check, { timeout: ms, interval: 100 })
-    .catch((error: Error) =>
-      Promise.reject(
-        /^Timed out in waitUntil/.test(error.message) ? new Error(`not within ${ms} ms`) : error,
-      ),
-    );
-  return performance.now() - started;
-}
 
 /** A key's id and secret, read by the server's own parser (a secret may itself contain `_`). */
 export function tokenParts(token: string): { id: string; secret: string } {

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { freePort, podman } from '@animal-store/test-support';
 import { afterAll, beforeAll, expect, inject, vi } from 'vitest';
 import { buildImage, buildMarks } from './image-setup.js';
+import { heldWithin } from './waits.js';
 
 export { caBuildArgs, checkout, repo } from './image-setup.js';
 
@@ -84,7 +85,7 @@ export async function runImageOf(
       (res) => res.ok,
       () => false,
     );
-  if (!(await vi.waitUntil(ready, { timeout: 20_000, interval: 100 }).catch(() => false)))
+  if (!(await heldWithin(ready, { timeout: 20_000 })))
     throw new Error(`${name} never became ready:\n${await podman('logs', name)}`);
   return url;
 }

@@ -15,8 +15,8 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onPath, spawnTied } from '@animal-store/test-support';
-import { vi } from 'vitest';
 import type { TestStore } from './backends.js';
+import { heldWithin } from './waits.js';
 
 /** Debian's PostgreSQL programs (initdb, pg_ctl), for a cluster of the test's own. */
 export const clusterBin = ['/usr/lib/postgresql']
@@ -212,9 +212,8 @@ export async function partitionableStores(instances: number): Promise<Partitiona
       redis.kill('SIGKILL');
       await exited;
     });
-    await vi
-      .waitUntil(() => existsSync(redisSocket), { timeout: 5_000 })
-      .catch(() => Promise.reject(new Error('redis-server did not start in the namespace')));
+    if (!(await heldWithin(() => existsSync(redisSocket), { timeout: 5_000, interval: 50 })))
+      throw new Error('redis-server did not start in the namespace');
     stops.push(() => rmSync(folder, { recursive: true, force: true }));
     execFileSync(
       join(bin, 'psql'),
