@@ -119,8 +119,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
   // The ban list (CounterStore.listed): every key banned now, read in one call every recheckMs (the
   // limiter's timer: policy.ts). While it is up to date, a key not on it has no ban of record, so a take
   // from the store needs no look at the ban first (a quiet key's requests each cost the store one call
-  // less); a key on it that this process has not seen banned is confirmed before its next take, as every
-  // key was before the list. The ban of record stays the authority: the list only says which keys to ask
+  // less); a key on it that this process has not seen banned is confirmed at its next request (`banned`),
+  // though a lease still has points of it. The ban of record stays the authority: the list only says which keys to ask
   // about. Out of date (the store did not answer two looks), the ban of record is read before every take.
   // Written by hand: docs/decisions.md#bans.
   let listedAt = Number.NEGATIVE_INFINITY;
@@ -244,14 +244,16 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       return confirm(id);
     },
     /**
-     * The key's ban, from memory: a ban seen within banCacheMs holds; an older one is confirmed with the
-     * store (so `keys unban` reaches every process within that time). Bans this process has not seen are
-     * confirmed at its next refusal, or at its next lease once the ban list names them (beforeTake). From
-     * memory, the ban may have been lifted elsewhere since it was confirmed (an unban, a new plan): the
-     * answer asks no wait past this process's next look at the store (`atMostMs`), so that a client obeying
-     * it never waits out a lifted ban.
+     * The key's ban, every request's first look: a key the ban list names that this process has not seen
+     * banned is confirmed with the store at its next request, though a lease of this process still has
+     * points of it (a ban another instance started reaches this one within the list's second). Else from
+     * memory: a ban seen within banCacheMs holds; an older one is confirmed with the store (so `keys unban`
+     * reaches every process within that time). From memory, the ban may have been lifted elsewhere since it
+     * was confirmed (an unban, a new plan): the answer asks no wait past this process's next look at the
+     * store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
      */
     async banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
+      if (unseen.delete(id)) return { banMs: await confirm(id) };
       if (banCache.known(id) === 0) return { banMs: 0 };
       const banMs = banCache.fresh(id);
       if (banMs === 0) return { banMs: await confirm(id) };

@@ -190,6 +190,33 @@ describe('createRateLimiter', () => {
     expect(unlisted.reads.ban).toBe(5);
   });
 
+  it("answers a ban started elsewhere as a ban within the list's second, though it holds a lease of the key", async () => {
+    const store = memoryCounters();
+    const options = { ban: { threshold: 2, seconds: 900, graceSeconds: 0 }, anonymousPerMinute: 30 };
+    const [a, b] = [createRateLimiter(store, options), createRateLimiter(store, options)];
+    await vi.advanceTimersByTimeAsync(1); // both read the list: empty
+    // A bans the key (it met it under 1 a minute); its windows then start over (a new minute does so).
+    const seenByA = [];
+    for (let i = 0; i < 4; i++) seenByA.push(outcome(await a.consume(key('k', 1, 100))));
+    expect(seenByA).toEqual(['ok', 'rate_limited', 'rate_limited', 'temporarily_banned']);
+    await a.resetWindows('k', ['minute', 'day']);
+    // B meets the key before its next look at the list, at a pace that earns long leases; from the look
+    // on, every answer is the ban, though its lease has points left.
+    const busy = key('k', 100_000, 1_000_000);
+    const seenByB: string[] = [];
+    while (Date.now() % recheckMs < recheckMs - 10) {
+      seenByB.push(outcome(await b.consume(busy)));
+      await vi.advanceTimersByTimeAsync(5);
+    }
+    expect(seenByB).toContain('ok');
+    const afterLook: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      await vi.advanceTimersByTimeAsync(5);
+      afterLook.push(outcome(await b.consume(busy)));
+    }
+    expect(afterLook.slice(4)).toEqual(Array(16).fill('temporarily_banned'));
+    await Promise.all([a.close(), b.close()]);
+  });
   it('new terms end a ban, and no ban forms while they propagate (an instance may judge by the old ones)', async () => {
     const limiter = createRateLimiter(memory, {
       ban: { threshold: 2, seconds: 900, graceSeconds: 0 },
