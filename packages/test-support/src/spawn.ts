@@ -4,6 +4,7 @@ import { type ChildProcess, type SpawnOptions, spawn } from 'node:child_process'
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { type AddressInfo, connect, createServer } from 'node:net';
+import { setInterval } from 'node:timers/promises';
 
 export type Spawned = {
   child: ChildProcess;
@@ -117,9 +118,11 @@ export async function untilListening(port: number, what: string, timeoutMs = 5_0
       socket.once('error', () => resolve(false));
     });
   const deadline = Date.now() + timeoutMs;
-  while (!(await accepts())) {
+  if (await accepts()) return;
+  // Asked again every 50 ms, a poll: the condition is what is waited on.
+  for await (const _ of setInterval(50)) {
+    if (await accepts()) return;
     if (Date.now() > deadline) throw new Error(`${what} did not listen on 127.0.0.1:${port}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

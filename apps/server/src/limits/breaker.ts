@@ -6,7 +6,9 @@
 // up: 18 lines in 9 of 34 runs under load). A probe every second notices a stall between requests. It closes only once the
 // store says whether it kept its data: if it did, the epoch holds (points leased before the outage stay
 // good); if not, a new epoch drops them (leases.ts). A failure that this process's own stall explains
-// (stalls.ts) does not open it. Written by hand: docs/decisions.md#redis-breaker.
+// (stalls.ts) does not open it, and is logged as the event loop's lag; a second look's time counts only
+// while the loop ran (a look that was a casualty of the lag took a busy instance's healthy Redis for out:
+// 5,000 takes sent at once did so). Written by hand: docs/decisions.md#redis-breaker.
 import type { Logger } from 'pino';
 import type { Stalls } from './stalls.js';
 
@@ -16,6 +18,10 @@ import type { Stalls } from './stalls.js';
  * one busy key on four instances cost. A second bounds a flush's notice and an idle stall's alike.
  */
 const probeMs = 1_000;
+/** A second look lasts this many deadlines at most, however late the event loop runs. */
+const lookCap = 10;
+/** The event loop's lag is logged at most once in this long. */
+const lagLineMs = 60_000;
 
 /** What the insurance (insured.ts) needs to know of the shared store beyond its operations. */
 export type SharedStoreWatch = {
@@ -54,6 +60,8 @@ export type Breaker = {
    * Whether it answered, so that the call can be made again.
    */
   doubt(reason: string): Promise<boolean>;
+  /** Whether this process's own stall explains a failure (then logged as lag, at most once a minute). */
+  lagExplains(reason: string): boolean;
   /** Nothing is logged from here on: closing the connection is the service's own doing. */
   stop(): void;
 };
@@ -80,9 +88,22 @@ export function breaker(
       `${watch.name} unreachable: rate limits fall back to per-instance memory until it returns`,
     );
   };
+  let lagLoggedAt = Number.NEGATIVE_INFINITY;
+  const lagExplains = (reason: string) => {
+    if (!stalls.recent()) return false;
+    const at = performance.now();
+    if (!stopped && at - lagLoggedAt >= lagLineMs) {
+      lagLoggedAt = at;
+      logger.warn(
+        { reason, lagMs: Math.round(stalls.worstRecentMs()) },
+        `this process's event loop lagged: a ${watch.name} call went unanswered while it was busy, not ${watch.name} (rate limits stay shared)`,
+      );
+    }
+    return true;
+  };
   let looking: Promise<boolean> | undefined;
-  /** Whether the store's marker is read before `until` (false: an error, or no answer by then). */
-  const answersBefore = async (until: number) => {
+  /** Whether the store's marker is read before `until()` (false: an error, or no answer by then). */
+  const answersBefore = async (until: () => number) => {
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
       watch.kept().then(
@@ -90,22 +111,31 @@ export function breaker(
         () => false,
       ),
       new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), Math.max(0, until - performance.now()));
+        const wait = () => {
+          const left = until() - performance.now();
+          if (left <= 0) resolve(false);
+          else timer = setTimeout(wait, left); // the lag meanwhile moved `until` on
+        };
+        wait();
       }),
     ]);
     clearTimeout(timer);
     return answered;
   };
   /**
-   * Whether the store answers within two deadlines: its connection up (again: a silent one is destroyed
-   * and made anew), and its marker read, asked again until then (a connection still being torn down
-   * fails at once). Two, not one: under a loaded machine the new connection and its first answer took
-   * more than one (a Redis frozen 700 ms against a 500 ms timeout was taken for out).
+   * Whether the store answers within two deadlines of this process's running time (the event loop's lag
+   * meanwhile added on, up to lookCap deadlines in all): its connection up (again: a silent one is
+   * destroyed and made anew), and its marker read, asked again until then (a connection still being torn
+   * down fails at once). Two, not one: under a loaded machine the new connection and its first answer
+   * took more than one (a Redis frozen 700 ms against a 500 ms timeout was taken for out).
    */
   const secondLook = () => {
     looking ??= (async () => {
-      const until = performance.now() + 2 * watch.deadlineMs;
-      while (performance.now() < until) {
+      const start = performance.now();
+      const lagAtStart = stalls.lagged();
+      const until = () =>
+        start + Math.min(lookCap, 2 + (stalls.lagged() - lagAtStart) / watch.deadlineMs) * watch.deadlineMs;
+      while (performance.now() < until()) {
         if (watch.connected() && (await answersBefore(until))) return true;
         await new Promise((r) => setTimeout(r, 20));
       }
@@ -117,7 +147,10 @@ export function breaker(
   };
   const doubt = async (reason: string) => {
     if (down) return false;
-    if (await secondLook()) return true;
+    if (await secondLook()) {
+      lagExplains(reason); // logged as lag when the process stalled meanwhile
+      return true;
+    }
     lost(reason);
     return false;
   };
@@ -155,7 +188,7 @@ export function breaker(
   // blocked) is reconnected by the client; the calls meanwhile wait for it (insured.ts).
   watch.onLost((reason, planned) => {
     if (planned) lost(reason, planned);
-    else if (!stalls.recent()) void doubt(reason);
+    else if (!lagExplains(reason)) void doubt(reason);
   });
   watch.onReady(back);
   // The probe asks whether the marker is still there, which is a ping too: a store flushed while it
@@ -171,7 +204,7 @@ export function breaker(
     };
     watch
       .kept()
-      .then(answered, (error: Error) => (stalls.recent() ? undefined : doubt(error.message)))
+      .then(answered, (error: Error) => (lagExplains(error.message) ? undefined : doubt(error.message)))
       .finally(() => {
         probing = false;
       });
@@ -186,6 +219,7 @@ export function breaker(
     },
     lost,
     doubt,
+    lagExplains,
     stop() {
       stopped = true;
       clearInterval(probe);

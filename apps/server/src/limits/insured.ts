@@ -17,7 +17,7 @@ import { propagationMs } from '../bounds.js';
 import { type Breaker, breaker, type SharedStoreWatch } from './breaker.js';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import { memoryCounters } from './memory-counters.js';
-import { eventLoopStalls, type Stalls, stallRecentMs } from './stalls.js';
+import { eventLoopStalls, stallRecentMs } from './stalls.js';
 
 /** How often the live instances are counted while the shared store answers: within the propagation bound. */
 export const instancesCountMs = propagationMs;
@@ -45,7 +45,7 @@ export function insured(
   const live = liveInstances(watch, () => state.down !== undefined);
   const counters = fallingBack(shared, memoryCounters(now), {
     state,
-    calls: storeCalls(watch, state, stalls, undoes),
+    calls: storeCalls(watch, state, undoes),
     undoes,
     instances: () => live.count,
     now,
@@ -117,7 +117,7 @@ function liveInstances(watch: SharedStoreWatch, down: () => boolean) {
 type StoreCalls = ReturnType<typeof storeCalls>;
 
 /** How a call reaches the shared store: with memory to fall back on (windows), or none (marks). */
-function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, undoes: UndoQueue) {
+function storeCalls(watch: SharedStoreWatch, state: Breaker, undoes: UndoQueue) {
   /** Resolves once the connection is up again (20 ms later at least), or at `until`. */
   const reconnected = async (until: number) => {
     do await new Promise((r) => setTimeout(r, 20));
@@ -148,7 +148,7 @@ function storeCalls(watch: SharedStoreWatch, state: Breaker, stalls: Stalls, und
           }
         };
         const until = performance.now() + stallRecentMs;
-        while (stalls.recent() && !state.down && performance.now() < until) {
+        while (state.lagExplains(failure.message) && !state.down && performance.now() < until) {
           await reconnected(until);
           const tried = await again();
           if ('answer' in tried) return tried.answer;

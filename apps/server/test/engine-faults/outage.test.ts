@@ -2,6 +2,7 @@
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
@@ -294,6 +295,33 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     expect(opened.degraded?.()).toBeUndefined();
     // The first try, carried out, undone.
     await expect.poll(async () => (await counters.read('minute:stalled')).used, { timeout: 2_000 }).toBe(5);
+  });
+
+  it("a second look that this process's own lag delays is not an outage: Redis silent past the deadline, then this process busy through the look; the take is Redis's, the lag logged as lag", async () => {
+    const redis = await privateRedis();
+    const config = loadConfig({ ...(await freshStore()), REDIS_URL: redis.url, NODE_ENV: 'test' });
+    const logs: string[] = [];
+    const logger = pino(new Writable({ write: (line, _enc, done) => done(void logs.push(String(line))) }));
+    const opened = await openBackend(config.database, config.redis, logger);
+    cleanups.push(() => opened.close());
+    const { counters } = opened;
+    await counters.take('minute:warm', 1, 100, 60_000); // connected
+    const deadlineMs = config.redis?.commandTimeoutMs ?? 500;
+    redis.child.kill('SIGSTOP');
+    const pending = counters.take('minute:late', 5, 100, 60_000, { holder: 'this', holdMs: 1_000 });
+    await sleep(deadlineMs + 100); // the fault: the take went unanswered with this process idle, so a second look runs
+    redis.child.kill('SIGCONT');
+    // Redis answers from here on; this process is too busy to read it for longer than the look's time.
+    const busyUntil = performance.now() + 3 * deadlineMs;
+    while (performance.now() < busyUntil) {
+      // busy, as a loaded instance is
+    }
+    expect(await pending).toMatchObject({ granted: 5, epoch: 0 }); // from Redis, not this process's memory
+    expect(opened.degraded?.()).toBeUndefined();
+    expect(logs.join('')).not.toContain('Redis unreachable');
+    expect(logs.join('')).toContain("this process's event loop lagged");
+    // The first try, if Redis carried it out, undone: counted once.
+    await expect.poll(async () => (await counters.read('minute:late')).used, { timeout: 2_000 }).toBe(5);
   });
 
   it("keeps serving on each instance's share of what was left, says so in the log, and shares limits again when Redis returns", async () => {
