@@ -141,9 +141,7 @@ export default defineConfig(async () => {
         // never loads a suite's timing (CI saw a Redis fallback under load admit a key twice). Built once,
         // by the first of its files to begin (support/image.ts; a global set-up runs at the start of the
         // whole run); its files (the image, the upgrade, compose, compose with Sentinel) then run side by
-        // side, all four at once (alone in their group, they may have a worker each): one after the other
-        // they took 291 s where side by side they take 142 s; with three workers the fourth waited for one
-        // (the tail: 160 + 83 s, where the longest takes 222 s).
+        // side: one after the other they took 291 s where side by side they take 142 s.
         {
           extends: true as const,
           test: {
@@ -151,7 +149,6 @@ export default defineConfig(async () => {
             include: [imageSuite],
             globalSetup: ['test/support/image-setup.ts'],
             sequence: { groupOrder: 1 },
-            maxWorkers: 4,
           },
         },
       ],
