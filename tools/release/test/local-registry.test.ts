@@ -9,9 +9,15 @@ import { describe, expect, it } from 'vitest';
 
 const script = fileURLToPath(new URL('../src/local-registry.ts', import.meta.url));
 
-/** The registry started as a person starts it, once it has printed its .npmrc lines. */
+/**
+ * The registry started as a person starts it (the package's script: node with tsx's loader, no tsx CLI in
+ * between, whose relay of a signal gives the process 2 × 30 ms to say it got it, then kills it and exits
+ * 130: a loaded machine missed that), once it has printed its .npmrc lines.
+ */
 async function started(...args: string[]) {
-  const registry = spawn('tsx', [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const registry = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let printed = '';
   registry.stdout.on('data', (chunk) => {
     printed += chunk;
