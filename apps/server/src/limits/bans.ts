@@ -120,8 +120,9 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
   // limiter's timer: policy.ts). While it is up to date, a key not on it has no ban of record, so a take
   // from the store needs no look at the ban first (a quiet key's requests each cost the store one call
   // less); a key on it that this process has not seen banned is confirmed at its next request (`banned`),
-  // though a lease still has points of it. The ban of record stays the authority: the list only says which keys to ask
-  // about. Out of date (the store did not answer two looks), the ban of record is read before every take.
+  // though a lease still has points of it. The ban of record stays the authority: the list only says which
+  // keys to ask about. Out of date (the store did not answer two looks), the ban of record is read before
+  // every take.
   // Written by hand: docs/decisions.md#bans.
   let listedAt = Number.NEGATIVE_INFINITY;
   let listing = false;

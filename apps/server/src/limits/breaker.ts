@@ -134,7 +134,7 @@ export function breaker(
       const start = performance.now();
       const lagAtStart = stalls.lagged();
       const until = () =>
-        start + Math.min(lookCap, 2 + (stalls.lagged() - lagAtStart) / watch.deadlineMs) * watch.deadlineMs;
+        start + Math.min(lookCap * watch.deadlineMs, 2 * watch.deadlineMs + stalls.lagged() - lagAtStart);
       while (performance.now() < until()) {
         if (watch.connected() && (await answersBefore(until))) return true;
         await new Promise((r) => setTimeout(r, 20));

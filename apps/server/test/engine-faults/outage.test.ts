@@ -2,7 +2,6 @@
 // server is closed, then reopened on the same port), and a private redis-server killed and restarted.
 import { once } from 'node:events';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnTied } from '@animal-store/test-support';
 import { Redis } from 'ioredis';
@@ -18,6 +17,7 @@ import { migrationLock } from '../../src/store/postgres/database.js';
 import { backend, postgresUrl } from '../support/backends.js';
 import {
   call,
+  capturedLogger,
   cleanupsAfterEach,
   expectServiceUnavailable,
   freshStore,
@@ -30,6 +30,14 @@ import { privateRedis } from '../support/private-redis.js';
 import { grown } from '../support/waits.js';
 
 const cleanups = cleanupsAfterEach();
+
+/** Blocks this process's event loop for `ms`, as a loaded instance's is. */
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy
+  }
+}
 
 /** A TCP relay to host:port that can be cut (every connection dropped, port closed) and restored. */
 async function relay(host: string, port: number) {
@@ -285,10 +293,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     const pending = counters.take('minute:stalled', 5, 100, 60_000, { holder: 'this', holdMs: 1_000 });
     // The event loop blocked past the command timeout while Redis answers: the timeout's timer runs before
     // the answer waiting on the socket is read (CI: a busy instance fell back and admitted a key twice).
-    const until = performance.now() + (config.redis?.commandTimeoutMs ?? 500) + 300;
-    while (performance.now() < until) {
-      // busy
-    }
+    busyFor((config.redis?.commandTimeoutMs ?? 500) + 300);
     const grant = await pending;
     // From Redis, not this process's memory; `used` may count the first try too, until it is undone.
     expect(grant).toMatchObject({ granted: 5, epoch: 0 });
@@ -300,8 +305,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
   it("a second look that this process's own lag delays is not an outage: Redis silent past the deadline, then this process busy through the look; the take is Redis's, the lag logged as lag", async () => {
     const redis = await privateRedis();
     const config = loadConfig({ ...(await freshStore()), REDIS_URL: redis.url, NODE_ENV: 'test' });
-    const logs: string[] = [];
-    const logger = pino(new Writable({ write: (line, _enc, done) => done(void logs.push(String(line))) }));
+    const { logs, logger } = capturedLogger();
     const opened = await openBackend(config.database, config.redis, logger);
     cleanups.push(() => opened.close());
     const { counters } = opened;
@@ -312,10 +316,7 @@ describe.runIf(backend === 'postgres+redis')('Redis unreachable', () => {
     await sleep(deadlineMs + 100); // the fault: the take went unanswered with this process idle, so a second look runs
     redis.child.kill('SIGCONT');
     // Redis answers from here on; this process is too busy to read it for longer than the look's time.
-    const busyUntil = performance.now() + 3 * deadlineMs;
-    while (performance.now() < busyUntil) {
-      // busy, as a loaded instance is
-    }
+    busyFor(3 * deadlineMs);
     expect(await pending).toMatchObject({ granted: 5, epoch: 0 }); // from Redis, not this process's memory
     expect(opened.degraded?.()).toBeUndefined();
     expect(logs.join('')).not.toContain('Redis unreachable');

@@ -44,6 +44,16 @@ async function closeNow(server: Server): Promise<void> {
   await once(server, 'close');
 }
 
+/** A logger at info whose lines are kept in `logs`, as a test reads what the service logged. */
+export function capturedLogger() {
+  const logs: string[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({ write: (chunk, _enc, done) => done(void logs.push(String(chunk))) }),
+  );
+  return { logs, logger };
+}
+
 /**
  * The app on an ephemeral loopback port over a store of the project's backend: `store` (from freshStore)
  * to share one between servers or with processes, a new one otherwise.
@@ -73,11 +83,7 @@ export async function startServer(
     ...(options.adminPerMinute && { ADMIN_RATE_LIMIT_PER_MINUTE: String(options.adminPerMinute) }),
   };
   const config = loadConfig({ ...location, NODE_ENV: 'test', ...admin, ...options.env });
-  const logs: string[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({ write: (chunk, _enc, done) => done(void logs.push(String(chunk))) }),
-  );
+  const { logs, logger } = capturedLogger();
   // Each part's stop registered as it is made, run last-made first (src/stops.ts), as run.ts does.
   const stops = new Stops();
   const backend = await openBackend(config.database, config.redis, logger);
