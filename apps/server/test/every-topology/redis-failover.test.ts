@@ -193,7 +193,8 @@ describe.runIf(redisTopology === 'sentinel')('Redis Sentinel failing over under 
       throughFailover.admittedJustBefore(afterFailover),
     );
     // The kill can lose what the primary took and had not replicated yet.
-    expect(Math.abs(admittedOf(killAnswers) - (countedKilled as number))).toBeLessThanOrEqual(
+    const strayed = `${admittedOf(killAnswers)} admitted, ${countedKilled} counted`;
+    expect(Math.abs(admittedOf(killAnswers) - (countedKilled as number)), strayed).toBeLessThanOrEqual(
       throughKill.admittedJustBefore(killedAt),
     );
   });
