@@ -137,11 +137,10 @@ export default defineConfig(async () => {
         ...(postgres && redis ? [project('postgres+redis', httpSuites)] : []),
         ...pooled,
         ...(postgres ? topologies : []),
-        // The image's build takes both cores for a minute: alone, after every other suite, so that it
-        // never loads a suite's timing (CI saw a Redis fallback under load admit a key twice). Built once,
-        // by the first of its files to begin (support/image.ts; a global set-up runs at the start of the
-        // whole run); its files (the image, the upgrade, compose, compose with Sentinel) then run side by
-        // side: one after the other they took 291 s where side by side they take 142 s.
+        // The container image: built from the start of the run at the lowest CPU priority, under the other
+        // suites (support/image-setup.ts); its files run after every other suite, so that their containers
+        // never load a suite's timing, and side by side (the image, the upgrade, compose, compose with
+        // Sentinel): one after the other they took 291 s where side by side they take 142 s.
         {
           extends: true as const,
           test: {

@@ -1,10 +1,9 @@
-// What the container suites (test/image/) share: this checkout's image, named by the project's set-up
-// (image-setup.ts) and built once by the first of its files to begin, and how a suite runs it, calls it
-// and removes what it made.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// What the container suites (test/image/) share: this checkout's image, named and built by the project's
+// set-up (image-setup.ts), and how a suite runs it, calls it and removes what it made.
+import { existsSync, readFileSync } from 'node:fs';
 import { freePort, podman } from '@animal-store/test-support';
 import { afterAll, beforeAll, expect, inject, vi } from 'vitest';
-import { buildImage, buildMarks } from './image-setup.js';
+import { buildMarks } from './image-setup.js';
 import { heldWithin } from './waits.js';
 
 export { caBuildArgs, checkout, repo } from './image-setup.js';
@@ -12,36 +11,14 @@ export { caBuildArgs, checkout, repo } from './image-setup.js';
 /** This checkout's image; '' where podman is missing (the suites that run it skip). */
 export const image = inject('image');
 
-/** Whether this process made the directory `path` (false: it was there, made by another). */
-function makesDirectory(path: string): boolean {
-  try {
-    mkdirSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
- * This checkout's image, built before the file's tests by the first of the project's files to begin; the
- * others, beside it, wait for that build (a directory made at once is the lock: one of them makes it).
+ * Waits before the file's tests for this checkout's image, which the project's set-up builds from the start
+ * of the run (image-setup.ts): done by now, unless the run is the container project alone.
  */
 export function imageBuiltBeforeAll(): void {
   beforeAll(async () => {
     if (!image) return;
     const marks = buildMarks(image);
-    mkdirSync(marks.dir, { recursive: true });
-    if (makesDirectory(marks.building)) {
-      try {
-        await buildImage(image);
-        writeFileSync(marks.built, '');
-      } catch (error) {
-        writeFileSync(marks.failed, (error as Error).message);
-        throw error;
-      }
-      return;
-    }
-    // A build of a minute or more, read from another process's marks.
     const done = () => existsSync(marks.built) || existsSync(marks.failed);
     await vi.waitUntil(done, { timeout: 900_000, interval: 500 });
     if (!existsSync(marks.built))
