@@ -4,7 +4,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { clientAddress } from '../http/client-address.js';
 import { answers, seconds } from '../http/http-error.js';
-import type { Decision, RateLimiter, WindowState } from '../limits/policy.js';
+import type { Decision, RateLimiter, Subject, WindowState } from '../limits/policy.js';
 import { windowSeconds } from '../plans.js';
 import { StoreUnavailableError, storeFailure } from '../store/unavailable.js';
 
@@ -46,22 +46,9 @@ export function rateLimit(
   counters?: DecisionCounters,
   usage?: UsageRecorder,
 ) {
-  return async function rateLimit(req: Request, res: Response, next: NextFunction) {
+  /** Answers the request as the limiter decided: its headers, its counts, then on or a 429. */
+  const decided = (req: Request, res: Response, next: NextFunction, decision: Decision) => {
     const key = res.locals.apiKey;
-    let decision: Decision;
-    try {
-      decision = await limiter.consume(
-        key
-          ? { kind: 'key', id: key.id, perMinute: key.quota.perMinute, perDay: key.quota.perDay }
-          : { kind: 'address', address: clientAddress(req) },
-      );
-    } catch (error) {
-      // The counters' store failed: the request cannot be counted, so it is not served (503, retry).
-      throw (
-        storeFailure(error) ??
-        new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`)
-      );
-    }
     // Node's setHeader: Express's res.set would look at each name again for a content type.
     const headers = headersFor(decision.windows);
     for (const name in headers) res.setHeader(name, headers[name] as string);
@@ -87,5 +74,22 @@ export function rateLimit(
         ? answers.temporarilyBanned(decision.retryAfterMs)
         : answers.rateLimited(decision.retryAfterMs),
     );
+  };
+  // The counters' store failed: the request cannot be counted, so it is not served (503, retry).
+  const storeFailed = (error: unknown) => {
+    throw (
+      storeFailure(error) ??
+      new StoreUnavailableError(`the rate-limit store failed: ${(error as Error).message}`)
+    );
+  };
+  return function rateLimit(req: Request, res: Response, next: NextFunction) {
+    const key = res.locals.apiKey;
+    const subject: Subject = key
+      ? { kind: 'key', id: key.id, perMinute: key.quota.perMinute, perDay: key.quota.perDay }
+      : { kind: 'address', address: clientAddress(req) };
+    // The common path decides in memory, without a promise; the rest asks the store.
+    const inMemory = limiter.admitInMemory(subject);
+    if (inMemory) return decided(req, res, next, inMemory);
+    return limiter.consume(subject).then((decision) => decided(req, res, next, decision), storeFailed);
   };
 }

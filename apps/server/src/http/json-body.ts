@@ -2,9 +2,14 @@
 // express.json with UTF-8 checked, then strings that have a UTF-8 form.
 import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { chain } from './chain.js';
 import { answers, HttpError } from './http-error.js';
 
-/** express.json, after the checks that must come first: declared size, then charset. */
+/**
+ * express.json, after the checks that must come first: declared size, then charset. A request without a
+ * body (neither Content-Length nor Transfer-Encoding: RFC 9112, as type-is's hasBody reads it), a GET's,
+ * meets none of them.
+ */
 export function jsonBody(limitBytes: number) {
   const declaredSize = (req: Request, _res: Response, next: NextFunction) => {
     const length = Number(req.get('content-length') ?? 0);
@@ -25,7 +30,12 @@ export function jsonBody(limitBytes: number) {
         throw Object.assign(new Error('not UTF-8'), { status: 400, type: 'body.not.utf8' });
     },
   });
-  return [declaredSize, charset, parse, wellFormedStrings];
+  const withBody = chain([declaredSize, charset, parse, wellFormedStrings]);
+  return function jsonBody(req: Request, res: Response, next: NextFunction) {
+    const { headers } = req;
+    if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) return next();
+    withBody(req, res, next);
+  };
 }
 
 const loneSurrogate = /\p{Cs}/u; // in Unicode mode a proper pair is one code point, never a Cs

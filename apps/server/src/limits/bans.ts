@@ -17,13 +17,30 @@ export const shortestWaitMs = 1_000;
 const banPrefix = 'ban:';
 
 /** The names of a key's windows and marks in the counter store. */
-export const keyNames = (id: string) => ({
+export type KeyNames = ReturnType<typeof namesOf>;
+const namesOf = (id: string) => ({
   minute: `minute:${id}`,
   day: `day:${id}`,
   violations: `violations:${id}`,
   ban: `${banPrefix}${id}`,
   newTerms: `new-terms:${id}`,
 });
+/**
+ * The keys' names, made once per key: every request looks its windows up by name, and a string made anew
+ * is hashed anew at each lookup. Forgotten whole past namesKept keys (ids of keys that opened: bounded by
+ * the store's keys, not by what clients send).
+ */
+const names = new Map<string, KeyNames>();
+const namesKept = 10_000;
+export const keyNames = (id: string): KeyNames => {
+  let found = names.get(id);
+  if (!found) {
+    if (names.size >= namesKept) names.clear();
+    found = namesOf(id);
+    names.set(id, found);
+  }
+  return found;
+};
 
 /**
  * Where each key's refusal began in this process, for the ban's grace: a pool of obedient clients meets
@@ -253,6 +270,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
      * was confirmed (an unban, a new plan): the answer asks no wait past this process's next look at the
      * store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
      */
+    /** Whether `banned` answers "no ban" from memory: no ban seen, and the key not on the list unseen. */
+    clearInMemory: (id: string) => !unseen.has(id) && banCache.known(id) === 0,
     async banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
       if (unseen.delete(id)) return { banMs: await confirm(id) };
       if (banCache.known(id) === 0) return { banMs: 0 };

@@ -37,7 +37,7 @@
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { type GiveBack, type Lease, pointsLeft } from './lease.js';
+import { type GiveBack, type Lease, type Points, pointsLeft } from './lease.js';
 import {
   emptyLedger,
   LeaseReports,
@@ -127,14 +127,7 @@ export class Leases {
         await lease.refill;
         continue;
       }
-      if (lease?.points.state === 'held') {
-        const points = lease.points;
-        points.left--;
-        if (points.left === 0) lease.points = { state: 'none' };
-        recordAdmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
-        lease.pace.usedSinceGrant++;
-        return { admitted: true, heldMs: 0, ...this.#view(lease) };
-      }
+      if (lease?.points.state === 'held') return this.#admit(lease, lease.points);
       if (lease && this.#refusedNow(lease)) {
         return {
           admitted: false,
@@ -144,6 +137,31 @@ export class Leases {
       }
       await this.#refill(key, limit, windowMs, lease);
     }
+  }
+
+  /**
+   * Whether this process's lease of the window `key` holds a point now, so that `takeHeld` admits from it
+   * without the store (and without a promise).
+   */
+  holds(key: string, limit: number): boolean {
+    const lease = this.#current(key, limit);
+    return lease !== undefined && !lease.refill && lease.points.state === 'held';
+  }
+
+  /** `take` of a window that `holds` a point: the point, from memory. */
+  takeHeld(key: string, limit: number): Taken {
+    const lease = this.#current(key, limit);
+    if (!lease || lease.refill || lease.points.state !== 'held') throw new Error(`no point held of ${key}`);
+    return this.#admit(lease, lease.points);
+  }
+
+  /** A request admitted from the lease's points held. */
+  #admit(lease: Lease, points: Extract<Points, { state: 'held' }>): Taken {
+    points.left--;
+    if (points.left === 0) lease.points = { state: 'none' };
+    recordAdmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
+    lease.pace.usedSinceGrant++;
+    return { admitted: true, heldMs: 0, ...this.#view(lease) };
   }
 
   /**

@@ -455,6 +455,34 @@ describe('createRateLimiter', () => {
     await limiter.close();
   });
 
+  it('decides in memory, without a promise, exactly what consume decides, while leases of both windows hold points', async () => {
+    // Two limiters on stores of their own, sent the same requests at the same instants: one through
+    // consume alone, the other through admitInMemory first. A client at 20 a second, past its minute and
+    // into a ban, then back after it: every decision the same, most of them made in memory.
+    const options = { ban: { threshold: 3, seconds: 60, graceSeconds: 0 }, anonymousPerMinute: 30 };
+    const alone = createRateLimiter(memoryCounters(), options);
+    const inMemoryFirst = createRateLimiter(memoryCounters(), options);
+    const subject = key('in-memory', 600, 5_000);
+    const seen = (d: Decision) => [outcome(d), d.windows.map((w) => [w.name, w.remaining, w.resetAt])];
+    const [expected, got] = [[] as unknown[], [] as unknown[]];
+    let inMemory = 0;
+    for (let i = 0; i < 2_400; i++) {
+      expected.push(seen(await alone.consume(subject)));
+      const decided = inMemoryFirst.admitInMemory(subject);
+      if (decided) inMemory++;
+      got.push(seen(decided ?? (await inMemoryFirst.consume(subject))));
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    expect(got).toEqual(expected);
+    expect(new Set(expected.map((e) => (e as [string])[0]))).toEqual(
+      new Set(['ok', 'rate_limited', 'temporarily_banned']),
+    );
+    const admitted = expected.filter((e) => (e as [string])[0] === 'ok').length;
+    expect(inMemory).toBeGreaterThan(admitted / 2); // a lease's first point comes with its take
+    // An address is always decided by consume (its window is one, and never banned).
+    expect(inMemoryFirst.admitInMemory({ kind: 'address', address: '192.0.2.1' })).toBeUndefined();
+  });
+
   it('limits requests without a key per address, and never bans an address', async () => {
     const limiter = createRateLimiter(memory, {
       ban: { threshold: 1, seconds: 300, graceSeconds: 0 },

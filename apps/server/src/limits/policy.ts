@@ -52,6 +52,12 @@ export type WindowUsage = {
 /** What the HTTP layer sees (one decision per request), and what operators need (bans, windows). */
 export interface RateLimiter {
   consume(subject: Subject): Promise<Decision>;
+  /**
+   * `consume`'s decision when it needs neither the store nor a wait (the common path, without a promise):
+   * a key that this process knows unbanned, with a point of both windows held in its leases; else
+   * undefined, and nothing is counted.
+   */
+  admitInMemory(subject: Subject): Decision | undefined;
   /** The key's running windows under `quota`, read from the store without counting anything. */
   windowUsage(id: string, quota: { perMinute: number; perDay: number }): Promise<WindowUsage[]>;
   /** Milliseconds left in the key's ban of record, 0 when it is not banned. */
@@ -295,8 +301,19 @@ export function createRateLimiter(
     });
   }
 
+  function admitInMemory(subject: Subject): Decision | undefined {
+    if (subject.kind !== 'key' || !bans.clearInMemory(subject.id)) return undefined;
+    const key = keyNames(subject.id);
+    if (!leases.holds(key.minute, subject.perMinute) || !leases.holds(key.day, subject.perDay))
+      return undefined;
+    const minute = leases.takeHeld(key.minute, subject.perMinute);
+    const day = leases.takeHeld(key.day, subject.perDay);
+    return { allowed: true, windows: [state('minute', minute), state('day', day)] };
+  }
+
   return {
     consume: (subject) => (subject.kind === 'key' ? consumeKey(subject) : consumeAddress(subject.address)),
+    admitInMemory,
     banRemaining: bans.confirm,
     bannedNow: bans.bannedNow,
     windowUsage: (id, quota) => windowUsage(store, leases, id, quota),
