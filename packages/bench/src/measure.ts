@@ -43,6 +43,24 @@ export const median = (xs: number[]) => {
     ? (sorted[middle] as number)
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
+/**
+ * This tree against an earlier one (--against), from their rounds in pairs: the median ratio of throughput
+ * and of CPU a request, and the lowest and highest round's throughput ratio. A round in which either
+ * answered nothing (a box so loaded that a short run got no CPU) compared nothing: it is left out.
+ */
+export function againstRatio(now: Measure[], then: Measure[]) {
+  const pairs = now.flatMap((x, i) => {
+    const earlier = then[i];
+    return earlier && x.reqPerSec > 0 && earlier.reqPerSec > 0 ? [[x, earlier] as const] : [];
+  });
+  const throughput = pairs.map(([x, earlier]) => x.reqPerSec / earlier.reqPerSec);
+  return {
+    reqPerSec: median(throughput),
+    reqPerSecRange: [Math.min(...throughput), Math.max(...throughput)] as [number, number],
+    cpuUsPerRequest: median(pairs.map(([x, earlier]) => x.cpuUsPerRequest / earlier.cpuUsPerRequest)),
+  };
+}
+
 /** Each figure of a contestant's rounds, the median of its rounds. */
 export const medianOf = (all: Measure[]): Measure => ({
   reqPerSec: median(all.map((x) => x.reqPerSec)),

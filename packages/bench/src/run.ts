@@ -19,7 +19,7 @@ import { dropPostgres, pgUrl, postgresTransactions, seededPostgres } from './ben
 import { limitedKey, seed, stopAll } from './contestants.js';
 import { judge } from './goals.js';
 import { lineUp, redisWorkers } from './lineup.js';
-import { type Measure, measurer, median, medianOf, peakRssMb, type Request } from './measure.js';
+import { againstRatio, type Measure, measurer, medianOf, peakRssMb, type Request } from './measure.js';
 import { meteringCost } from './metering.js';
 import { benchOptions } from './options.js';
 import { benchRedis } from './private-redis.js';
@@ -70,21 +70,12 @@ for (const scenario of scenarios(only)) {
       runs.get(target.name)?.push(await measureOnce(target, scenario.requests, headerOf(target.name)));
   if (scenario.name.startsWith('GET /v1/pets?'))
     peakRssUnderListLoad = Math.max(peakRssUnderListLoad, peakRssMb(server.child.pid as number));
-  const ratios = (figure: (x: Measure) => number) => {
-    const [now, then] = [runs.get('server') ?? [], runs.get(against as string) ?? []];
-    return now.map((x, i) => figure(x) / figure(then[i] as Measure));
-  };
-  const throughput = against === undefined ? [] : ratios((x) => x.reqPerSec);
+  const compared =
+    against === undefined ? undefined : againstRatio(runs.get('server') ?? [], runs.get(against) ?? []);
   rows.push({
     scenario: scenario.name,
     measured: Object.fromEntries([...runs].map(([name, all]) => [name, medianOf(all)])),
-    ...(against !== undefined && {
-      againstRatio: {
-        reqPerSec: median(throughput),
-        reqPerSecRange: [Math.min(...throughput), Math.max(...throughput)],
-        cpuUsPerRequest: median(ratios((x) => x.cpuUsPerRequest)),
-      },
-    }),
+    ...(compared && { againstRatio: compared }),
   });
 }
 
