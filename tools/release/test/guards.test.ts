@@ -1,12 +1,16 @@
 // The sunset guard and the spec review, on temporary fixture specs, dates and changesets.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundledAdminSpecPath, bundledSpecPath } from '@animal-store/spec/files';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+
+/** Every fixture of this file (specs, changesets, repositories) is made in here, removed after it. */
+const scratch = mkdtempSync(join(tmpdir(), 'guards-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 // biome-ignore lint/suspicious/noExplicitAny: fixtures edit arbitrary places of the document
 type Spec = Record<string, any>;
@@ -16,14 +20,14 @@ const script = (name: string) => fileURLToPath(new URL(`../src/${name}`, import.
 function fixture(edit: (spec: Spec) => void = () => {}, from = bundledSpecPath): string {
   const spec = JSON.parse(readFileSync(from, 'utf8')) as Spec;
   edit(spec);
-  const file = join(mkdtempSync(join(tmpdir(), 'spec-fixture-')), 'openapi.json');
+  const file = join(mkdtempSync(join(scratch, 'spec-fixture-')), 'openapi.json');
   writeFileSync(file, JSON.stringify(spec));
   return file;
 }
 
 /** A directory whose .changeset/ holds the given changesets. */
 function changesets(...entries: { bump: 'major' | 'minor' | 'patch'; summary: string }[]): string {
-  const root = mkdtempSync(join(tmpdir(), 'changesets-'));
+  const root = mkdtempSync(join(scratch, 'changesets-'));
   mkdirSync(join(root, '.changeset'));
   entries.forEach(({ bump, summary }, i) => {
     writeFileSync(
@@ -438,7 +442,7 @@ describe('the changeset guard (src/changeset-guard.ts, pnpm guards)', () => {
   const changeset = (releases: string) => `---\n${releases}---\n\nA change.\n`;
   /** A git repository on main whose first commit is a release (the server's version set). */
   async function repository() {
-    const dir = mkdtempSync(join(tmpdir(), 'changeset-guard-'));
+    const dir = mkdtempSync(join(scratch, 'changeset-guard-'));
     const git = (...args: string[]) =>
       run('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: dir });
     const write = (path: string, text: string) => {
