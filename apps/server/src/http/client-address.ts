@@ -8,9 +8,8 @@ import type { Request } from 'express';
  * would otherwise be a key of the client's choosing, of any length.
  */
 export function clientAddress(req: Request): string {
-  // No proxy trusted (TRUST_PROXY unset): the peer itself, which req.ip would find only after parsing
+  // req.ip only behind a trusted proxy (TRUST_PROXY): without one it is the peer, found only after parsing
   // X-Forwarded-For to ignore it, on every request.
-  if (!req.app.get('trust proxy')) return req.socket.remoteAddress ?? 'unknown';
-  if (req.ip !== undefined && isIP(req.ip)) return req.ip;
+  if (req.app.get('trust proxy') && req.ip !== undefined && isIP(req.ip)) return req.ip;
   return req.socket.remoteAddress ?? 'unknown';
 }

@@ -261,6 +261,8 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
       if (listUpToDate() && !unseen.delete(id)) return Promise.resolve(banCache.known(id));
       return confirm(id);
     },
+    /** Whether `banned` answers "no ban" from memory: no ban seen, and the key not on the list unseen. */
+    clearInMemory: (id: string) => !unseen.has(id) && banCache.known(id) === 0,
     /**
      * The key's ban, every request's first look: a key the ban list names that this process has not seen
      * banned is confirmed with the store at its next request, though a lease of this process still has
@@ -270,8 +272,6 @@ export function keyBans(store: CounterStore, ban: Limits['ban'], now: () => numb
      * was confirmed (an unban, a new plan): the answer asks no wait past this process's next look at the
      * store (`atMostMs`), so that a client obeying it never waits out a lifted ban.
      */
-    /** Whether `banned` answers "no ban" from memory: no ban seen, and the key not on the list unseen. */
-    clearInMemory: (id: string) => !unseen.has(id) && banCache.known(id) === 0,
     async banned(id: string): Promise<{ banMs: number; atMostMs?: number }> {
       if (unseen.delete(id)) return { banMs: await confirm(id) };
       if (banCache.known(id) === 0) return { banMs: 0 };

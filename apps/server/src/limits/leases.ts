@@ -140,18 +140,17 @@ export class Leases {
   }
 
   /**
-   * Whether this process's lease of the window `key` holds a point now, so that `takeHeld` admits from it
-   * without the store (and without a promise).
+   * This process's lease of the window `key` when it holds a point now, so that `admitHeld` admits from it
+   * without the store (and without a promise); else undefined.
    */
-  holds(key: string, limit: number): boolean {
+  held(key: string, limit: number): Lease | undefined {
     const lease = this.#current(key, limit);
-    return lease !== undefined && !lease.refill && lease.points.state === 'held';
+    return lease && !lease.refill && lease.points.state === 'held' ? lease : undefined;
   }
 
-  /** `take` of a window that `holds` a point: the point, from memory. */
-  takeHeld(key: string, limit: number): Taken {
-    const lease = this.#current(key, limit);
-    if (!lease || lease.refill || lease.points.state !== 'held') throw new Error(`no point held of ${key}`);
+  /** `take` from a lease `held` returned: its point, from memory. */
+  admitHeld(lease: Lease): Taken {
+    if (lease.points.state !== 'held') throw new Error('no point held');
     return this.#admit(lease, lease.points);
   }
 

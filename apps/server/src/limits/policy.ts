@@ -304,11 +304,13 @@ export function createRateLimiter(
   function admitInMemory(subject: Subject): Decision | undefined {
     if (subject.kind !== 'key' || !bans.clearInMemory(subject.id)) return undefined;
     const key = keyNames(subject.id);
-    if (!leases.holds(key.minute, subject.perMinute) || !leases.holds(key.day, subject.perDay))
-      return undefined;
-    const minute = leases.takeHeld(key.minute, subject.perMinute);
-    const day = leases.takeHeld(key.day, subject.perDay);
-    return { allowed: true, windows: [state('minute', minute), state('day', day)] };
+    const minute = leases.held(key.minute, subject.perMinute);
+    const day = minute && leases.held(key.day, subject.perDay);
+    if (!minute || !day) return undefined;
+    return {
+      allowed: true,
+      windows: [state('minute', leases.admitHeld(minute)), state('day', leases.admitHeld(day))],
+    };
   }
 
   return {

@@ -8,7 +8,7 @@
 // official base image is stood in for locally under its own name (no registry is reachable here:
 // test-support's containers.ts). No podman: the name is empty and the suites that run the image skip.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +51,7 @@ export default function setup(project: TestProject) {
   const image = `localhost/animal-store:test-${process.pid}`;
   project.provide('image', image);
   const marks = buildMarks(image);
-  mkdirSync(marks.building, { recursive: true });
+  mkdirSync(marks.dir, { recursive: true });
   const build = spawnTied(
     'nice',
     [
@@ -69,12 +69,13 @@ export default function setup(project: TestProject) {
   build.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk;
   });
-  // A build that ends without a mark (it could not start) is a failure the files report, not a wait.
+  // The files wait for one of the marks: built, or failed with what the build said.
   build.on('exit', (code, signal) => {
-    if (!existsSync(marks.built) && !existsSync(marks.failed))
-      writeFileSync(marks.failed, `the build ended (${signal ?? code}) without a result:\n${stderr}`);
+    if (code === 0) writeFileSync(marks.built, '');
+    else writeFileSync(marks.failed, `the build ended (${signal ?? code}):\n${stderr}`);
   });
   return async () => {
+    build.removeAllListeners('exit'); // its marks go with their folder, now
     if (build.exitCode === null && build.signalCode === null) build.kill('SIGKILL');
     rmSync(marks.dir, { recursive: true, force: true });
     await podman('rmi', '--force', image).catch(() => {});
@@ -82,10 +83,10 @@ export default function setup(project: TestProject) {
   };
 }
 
-/** Where the files of one run say that the image `tag` is being built, is built, or failed to build. */
+/** Where the set-up tells the files of one run that the image `tag` is built, or failed to build. */
 export const buildMarks = (tag: string) => {
   const dir = join(tmpdir(), `animal-store-image-${tag.replace(/\W/g, '_')}`);
-  return { dir, building: join(dir, 'building'), built: join(dir, 'built'), failed: join(dir, 'failed') };
+  return { dir, built: join(dir, 'built'), failed: join(dir, 'failed') };
 };
 
 /** The registry's CA, where this machine names one (docs/container.md: behind a TLS-intercepting proxy). */
