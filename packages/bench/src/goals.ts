@@ -34,7 +34,7 @@ export type Judged = {
 const listScenario = 'GET /v1/pets?limit=20';
 const fixed = (n: number, digits = 2) => n.toFixed(digits);
 /** The box's load over the given measures: the most other processes and the hypervisor took. */
-const loadOf = (measures: Measured[]): string => {
+export const loadOf = (measures: Measured[]): string => {
   if (measures.length === 0) return '–';
   const most = (pick: (m: Measured) => number | undefined) =>
     Math.max(0, ...measures.map((m) => pick(m) ?? 0));

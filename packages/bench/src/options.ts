@@ -14,6 +14,9 @@ const usage = `Usage: pnpm bench [options]
   --profile             run the server (and the --against one) under --cpu-prof, with a summary beside each
   --against <ref>       also the server of an earlier commit (a release, as 2.0.0, or any git ref), built
                         in a temporary folder, in the same rounds; prints this tree / that one
+  --release-note <file> with --against: write the --against table as a changeset of the server at <file>
+                        (e.g. .changeset/performance.md), naming each scenario below 0.97 × that ref: the
+                        release's regression gate (docs/releasing.md)
   -h, --help            this text
 
 Results: the tables printed, and bench-results/<timestamp>.json. What each figure means: docs/performance.md.
@@ -34,6 +37,7 @@ export function benchOptions() {
     backend: { type: 'string', multiple: true, default: [] },
     scenario: { type: 'string', multiple: true, default: [] },
     against: { type: 'string' },
+    'release-note': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   });
   const against = values.against;
@@ -45,6 +49,9 @@ export function benchOptions() {
   } catch (error) {
     refuse((error as Error).message);
   }
+  const releaseNote = values['release-note'];
+  if (releaseNote !== undefined && against === undefined)
+    refuse('--release-note needs --against <the last release>: the note compares this tree with it');
   const backends = values.backend as string[];
   for (const b of backends)
     if (!['postgres', 'postgres+redis'].includes(b))
@@ -57,6 +64,7 @@ export function benchOptions() {
     against,
     againstCommit,
     earlier,
+    releaseNote,
     backends,
     only: values.scenario as string[],
     duration: Number(values.duration),

@@ -99,8 +99,8 @@ const variants = ({ rows, extra }: RunResults) => [
   ),
 ];
 
-/** --against: this tree / that commit. */
-const earlier = ({ rows, against }: RunResults) =>
+/** --against: this tree / that commit (also the release note's table: release-note.ts). */
+export const againstTable = ({ rows, against }: Pick<RunResults, 'rows' | 'against'>) =>
   table(
     `| scenario | this tree req/s | ${against} req/s | this tree / ${against} | lowest–highest round | CPU µs/req this tree / ${against} | CPU ${against} / this tree |`,
     against === undefined
@@ -187,7 +187,7 @@ export function report(r: RunResults): string {
     ...floors(r),
     ...peers(r),
     ...variants(r),
-    ...earlier(r),
+    ...againstTable(r),
     ...stores(r),
     ...refusalCost(r),
     ...figures(r),

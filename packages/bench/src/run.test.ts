@@ -1,8 +1,11 @@
 // The bench's command line (run.ts), as a user meets it: --help, a mistyped option, a run with and without --against.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { releasesOf } from '@animal-store/test-support';
+import parseChangeset from '@changesets/parse';
 import { expect, it } from 'vitest';
 import { root } from './server-command.js';
 
@@ -57,14 +60,31 @@ it(
   },
 );
 
+it(
+  '--release-note without --against is one line and exit 2: the note compares with a release',
+  slowStart,
+  () => {
+    const { status, stderr, stdout } = bench('--release-note', 'note.md');
+    expect(status).toBe(2);
+    expect(stderr).toBe(
+      'pnpm bench: --release-note needs --against <the last release>: the note compares this tree with it\n',
+    );
+    expect(stdout).toBe('');
+  },
+);
+
 // The last release, whose build (once per machine) the upgrade tests share: a commit is built apart the
 // same way whichever it is (test-support's builtCommit), and a new one costs minutes of both cores.
 const latest = releasesOf(root).at(-1) as { version: string; commit: string };
 
-it(`--against ${latest.version} builds that commit apart, seeds its own store through its keys command and API, and prints this tree / it per scenario`, {
+it(`--against ${latest.version} builds that commit apart, seeds its own store through its keys command and API, prints this tree / it per scenario, and --release-note writes it as the server's changeset`, {
   timeout: 900_000,
 }, () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'animal-store-bench-note-'));
+  const noteFile = join(scratch, 'performance.md');
   const { status, stdout, stderr } = bench(
+    '--release-note',
+    noteFile,
     '--against',
     latest.version,
     '--duration',
@@ -97,6 +117,19 @@ it(`--against ${latest.version} builds that commit apart, seeds its own store th
   expect(reqPerSec).toBeGreaterThanOrEqual(reqPerSecRange[0]);
   expect(reqPerSec).toBeLessThanOrEqual(reqPerSecRange[1]);
   expect(reqPerSecRange[0]).toBeGreaterThan(0);
+  // The release note: the server's patch, holding the row as printed, and its verdict on the gate.
+  expect(stdout).toContain(`release note: ${noteFile}\n`);
+  const { releases, summary } = parseChangeset(readFileSync(noteFile, 'utf8'));
+  rmSync(scratch, { recursive: true });
+  expect(releases).toEqual([{ name: '@animal-store/server', type: 'patch' }]);
+  expect(summary).toContain(row as string);
+  expect(summary).toMatch(
+    new RegExp(
+      `^Performance against ${latest.version} \\(\`pnpm bench --against ${latest.version} --rounds 2 --duration 1 --connections 10\`, Node v\\d+`,
+      'm',
+    ),
+  );
+  expect(summary).toMatch(/^(No scenario is below 0\.97 × |Below 0\.97 × )/m);
 });
 
 it('a scenario without --against is measured against bare Express and printed, exit 0; --profile prices our layers against their budget', {

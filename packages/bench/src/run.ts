@@ -17,19 +17,30 @@ import { join } from 'node:path';
 import { openSqliteStore, usageFlushMs } from '@animal-store/server';
 import { dropPostgres, pgUrl, postgresTransactions, seededPostgres } from './bench-postgres.js';
 import { limitedKey, seed, stopAll } from './contestants.js';
-import { judge } from './goals.js';
+import { judge, loadOf } from './goals.js';
 import { lineUp, redisWorkers } from './lineup.js';
 import { againstRatio, type Measure, measurer, medianOf, peakRssMb, type Request } from './measure.js';
 import { meteringCost } from './metering.js';
 import { benchOptions } from './options.js';
 import { benchRedis } from './private-redis.js';
 import { layersPerRequest, summarise } from './profile-summary.js';
-import { type Refusal, type Row, report } from './report.js';
+import { releaseNote } from './release-note.js';
+import { againstTable, type Refusal, type Row, report } from './report.js';
 import { scenarios } from './scenarios.js';
 import { root } from './server-command.js';
 
-const { against, againstCommit, earlier, backends, only, duration, connections, rounds, ...options } =
-  benchOptions();
+const {
+  against,
+  againstCommit,
+  earlier,
+  releaseNote: releaseNoteFile,
+  backends,
+  only,
+  duration,
+  connections,
+  rounds,
+  ...options
+} = benchOptions();
 const results = join(root, 'bench-results');
 // Redis: one of the bench's own (its command counts are this bench's alone), unless BENCH_REDIS_URL names one.
 const redis = backends.includes('postgres+redis') ? await benchRedis(process.env.BENCH_REDIS_URL) : undefined;
@@ -166,4 +177,13 @@ const json = {
 };
 writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
 process.stdout.write(`written: ${file}\n`);
+if (releaseNoteFile !== undefined && against !== undefined) {
+  const load = loadOf(rows.flatMap((row) => [row.measured.server, row.measured[against]].filter((x) => !!x)));
+  const measuredAs = `\`pnpm bench --against ${against} --rounds ${rounds} --duration ${duration} --connections ${connections}\`, Node ${process.version}, ${cpus().length} cores, the box's load ${load}`;
+  writeFileSync(
+    releaseNoteFile,
+    releaseNote({ against, rows, table: againstTable({ rows, against }).slice(1), measuredAs }),
+  );
+  process.stdout.write(`release note: ${releaseNoteFile}\n`);
+}
 for (const summary of summaries) process.stdout.write(`profile summary: ${summary.file}\n`);
