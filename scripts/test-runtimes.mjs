@@ -2,7 +2,7 @@
 // than the one running this script (the README's test command runs everything on Node 24). The lines are
 // the client's engines range (packages/client/package.json), the one place they are listed; each comes from
 // the npm registry (`npx -p node@<major>`), and each gets one line naming it and its result.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { withoutNpxOptions } from '../packages/test-support/dist/index.js';
 
@@ -29,20 +29,34 @@ const suites = [
 // `pnpm test:runtimes` builds the tree first).
 const env = withoutNpxOptions();
 
-const results = [];
-for (const major of majors.filter((m) => m !== current)) {
-  const script = ['node --version', ...suites.map(([, command]) => command)].join(' && ');
-  process.stdout.write(`\n=== Node ${major}: ${suites.map(([name]) => name).join(', ')} ===\n`);
-  const run = spawnSync('npx', ['-y', '-p', `node@${major}`, '-p', 'pnpm@10', '-c', script], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-    env,
+// The lines run side by side (one after the other they were the longest part of .ci/run's tail, about 4.5
+// minutes each), each one's output kept and printed whole when it ends, so that the lines do not interleave.
+const runLine = (major) =>
+  new Promise((resolve) => {
+    const started = performance.now();
+    const script = ['node --version', ...suites.map(([, command]) => command)].join(' && ');
+    const run = spawn('npx', ['-y', '-p', `node@${major}`, '-p', 'pnpm@10', '-c', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    });
+    const output = [];
+    run.stdout.on('data', (chunk) => output.push(chunk));
+    run.stderr.on('data', (chunk) => output.push(chunk));
+    run.on('close', (status) => {
+      const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+      process.stdout.write(
+        `\n=== Node ${major}: ${suites.map(([name]) => name).join(', ')} (${minutes} min) ===\n`,
+      );
+      process.stdout.write(Buffer.concat(output));
+      const version = spawnSync('npx', ['-y', '-p', `node@${major}`, '-c', 'node --version'], {
+        encoding: 'utf8',
+        env,
+      });
+      resolve({ major, version: version.stdout.trim(), passed: status === 0 });
+    });
   });
-  const version = spawnSync('npx', ['-y', '-p', `node@${major}`, '-c', 'node --version'], {
-    encoding: 'utf8',
-    env,
-  });
-  results.push({ major, version: version.stdout.trim(), passed: run.status === 0 });
-}
+
+const results = await Promise.all(majors.filter((m) => m !== current).map(runLine));
 for (const { major, version, passed } of results) {
   process.stdout.write(
     `Node ${major} (${version}): ${passed ? 'passed' : 'FAILED'}: ${suites.map(([n]) => n).join(', ')}\n`,

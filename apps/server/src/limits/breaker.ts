@@ -53,6 +53,9 @@ export type Breaker = {
   readonly down: string | undefined;
   /** The shared store's epoch (CounterStore.epoch): a new one each time it comes back without its data. */
   readonly epoch: number;
+  /** CounterStore.check and CounterStore.lostAfter. */
+  readonly check: number;
+  readonly lostAfter: number;
   /** The store failed: open (logged once; a planned move as a warning). */
   lost(reason: string, planned?: boolean): void;
   /**
@@ -66,16 +69,31 @@ export type Breaker = {
   stop(): void;
 };
 
-/** `returned` runs when the store answers again having kept its data (what was lost meanwhile is redone). */
+/**
+ * `returned` runs when the store answers again having kept its data (what was lost meanwhile is redone),
+ * `lostData` when it is found without it (in the new epoch).
+ */
 export function breaker(
   watch: SharedStoreWatch,
   logger: Logger,
   stalls: Stalls,
   returned: () => void,
+  lostData: () => void,
 ): Breaker {
   let down: string | undefined;
   let epoch = 0;
   let stopped = false;
+  // The store's data checks (its marker read), numbered as they begin: what this process did after the
+  // latest one that found the data kept began may have been lost with it.
+  let check = 0;
+  let keptCheck = 0;
+  let lostAfter = 0;
+  const kept = async () => {
+    const n = ++check;
+    const answer = await watch.kept();
+    if (answer) keptCheck = Math.max(keptCheck, n);
+    return answer;
+  };
   const lost = (reason: string, planned = false) => {
     if (down) return;
     // Down even after the stop (nothing is logged then), so that every call answers from memory alike; a
@@ -106,7 +124,7 @@ export function breaker(
   const answersBefore = async (until: () => number) => {
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
-      watch.kept().then(
+      kept().then(
         () => true,
         () => false,
       ),
@@ -157,10 +175,12 @@ export function breaker(
   let returning: Promise<void> | undefined;
   /**
    * The store lost its data (its marker is gone): a new epoch, so that the points leased from the old one
-   * are dropped (leases.ts), and one line.
+   * are dropped (leases.ts), and one line. It was lost after the last check that found it kept began.
    */
   const emptied = async () => {
+    lostAfter = keptCheck;
     epoch++;
+    lostData();
     await watch.remember().catch(() => {});
     logger.warn(
       `${watch.name} came back empty (restarted without persistence, flushed or evicting): every key's rate-limit windows and bans started over`,
@@ -169,14 +189,13 @@ export function breaker(
   /** The store answers again: shared once its marker says which epoch it is in. */
   const back = () => {
     if (!down || returning) return;
-    returning = watch
-      .kept()
+    returning = kept()
       .then(
-        async (kept) => {
-          if (!kept) await emptied();
+        async (found) => {
+          if (!found) await emptied();
           down = undefined;
           logger.warn(`${watch.name} reachable again: rate limits are shared across instances again`);
-          if (kept) returned(); // a store that lost its data lost those takes too
+          if (found) returned(); // a store that lost its data lost those takes too
         },
         () => {}, // not yet: the probe asks again
       )
@@ -198,12 +217,11 @@ export function breaker(
   const probe = setInterval(() => {
     if (!watch.connected() || probing) return;
     probing = true;
-    const answered = (kept: boolean) => {
+    const answered = (found: boolean) => {
       if (down) back();
-      else if (!kept && !stopped) return emptied(); // flushed, or restarted between two probes
+      else if (!found && !stopped) return emptied(); // flushed, or restarted between two probes
     };
-    watch
-      .kept()
+    kept()
       .then(answered, (error: Error) => (lagExplains(error.message) ? undefined : doubt(error.message)))
       .finally(() => {
         probing = false;
@@ -216,6 +234,12 @@ export function breaker(
     },
     get epoch() {
       return epoch;
+    },
+    get check() {
+      return check;
+    },
+    get lostAfter() {
+      return lostAfter;
     },
     lost,
     doubt,

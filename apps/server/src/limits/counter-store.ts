@@ -59,7 +59,8 @@ export interface CounterStore {
    */
   take(key: string, want: number, limit: number, windowMs: number, lease?: Holder): Promise<Grant>;
   /**
-   * Gives back points taken but not used, while the window ending at `resetAt` still runs. `id` names the
+   * Gives back points taken but not used, while the window ending at `resetAt` (as its take answered it)
+   * still runs: never to a later window of the same name (one started over after a delete). `id` names the
    * give-back where an answer can be lost on the way (a network store): the same id given back again
    * counts once, so a give-back whose answer was lost can be retried.
    */
@@ -101,4 +102,14 @@ export interface CounterStore {
    * the same store.
    */
   readonly epoch?: number;
+  /**
+   * For a store that can lose its data while it answers (Redis: flushed): the number of its latest data
+   * check begun (breaker.ts's probe reads this process's marker). What was done after the last check that
+   * found the data kept had begun, `lostAfter` (as of the epoch's start), may have been lost with it: a
+   * loss is noticed only by the check after it (leases.ts #emptied).
+   */
+  readonly check?: number;
+  readonly lostAfter?: number;
+  /** Calls `listener` when such a store is found without its data (the new epoch begun). */
+  onLostData?(listener: () => void): void;
 }

@@ -41,13 +41,23 @@ export function insured(
     () => state.epoch,
     () => state.down !== undefined,
   );
-  const state = breaker(watch, logger, stalls, () => void undoes.flush());
+  const lostDataListeners: (() => void)[] = [];
+  const state = breaker(
+    watch,
+    logger,
+    stalls,
+    () => void undoes.flush(),
+    () => {
+      for (const listener of lostDataListeners) listener();
+    },
+  );
   const live = liveInstances(watch, () => state.down !== undefined);
   const counters = fallingBack(shared, memoryCounters(now), {
     state,
     calls: storeCalls(watch, state, undoes),
     undoes,
     instances: () => live.count,
+    lostDataListeners,
     now,
   });
   const stop = async () => {
@@ -206,12 +216,14 @@ function fallingBack(
     calls,
     undoes,
     instances,
+    lostDataListeners,
     now,
   }: {
     state: Breaker;
     calls: StoreCalls;
     undoes: UndoQueue;
     instances: () => number;
+    lostDataListeners: (() => void)[];
     now: () => number;
   },
 ): CounterStore {
@@ -272,6 +284,13 @@ function fallingBack(
     },
     get epoch() {
       return state.down ? fallbackEpoch : state.epoch;
+    },
+    onLostData: (listener) => void lostDataListeners.push(listener),
+    get check() {
+      return state.check;
+    },
+    get lostAfter() {
+      return state.lostAfter;
     },
   };
 }

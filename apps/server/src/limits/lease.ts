@@ -58,11 +58,27 @@ export type Ledger = {
 /** Points on their way back to a window, and what of them goes off its leased count; `id` names it. */
 export type GiveBack = { points: number; reportedLeased: number; id: string };
 
+/**
+ * This process's admissions in the window, and the most points it held, by the shared store's data check
+ * they followed (CounterStore.check): the latest check's and the one's before, written by leases.ts alone.
+ * A loss of the store's data is noticed by the check after it; what was admitted since the last check that
+ * found the data kept, up to the points then held, is owed to the window after (leases.ts #emptied).
+ */
+export type Checked = {
+  check: number;
+  admitted: number;
+  held: number;
+  previousCheck: number;
+  previous: number;
+  previousHeld: number;
+};
+
 export type Lease = {
   window: Window;
   points: Points;
   pace: Pace;
   ledger: Ledger;
+  checked: Checked;
   /** The take in flight, which every request waiting for this window shares. */
   refill?: Promise<void>;
   /**
@@ -73,6 +89,44 @@ export type Lease = {
    */
   returning?: GiveBack & { epoch: number; retryAt: number };
 };
+
+/** A lease's Checked before its first admission. */
+export const uncheckedAdmissions = (): Checked => ({
+  check: 0,
+  admitted: 0,
+  held: 0,
+  previousCheck: 0,
+  previous: 0,
+  previousHeld: 0,
+});
+
+/** `held` points held after the store's data check `check` began (at a grant, or before an admission). */
+export function countHeld(checked: Checked, check: number, held: number): void {
+  if (checked.check !== check) {
+    checked.previousCheck = checked.check;
+    checked.previous = checked.admitted;
+    checked.previousHeld = checked.held;
+    checked.check = check;
+    checked.admitted = 0;
+    checked.held = 0;
+  }
+  if (held > checked.held) checked.held = held;
+}
+
+/**
+ * What may have been admitted from points a store lost after the data check `after` began: the admissions
+ * since (the latest two checks' at most), up to the most points held since (no more could be lost).
+ */
+export function owedSince(checked: Checked, after: number): number {
+  let admitted = 0;
+  let held = 0;
+  if (checked.check >= after) [admitted, held] = [checked.admitted, checked.held];
+  if (checked.previousCheck >= after) {
+    admitted += checked.previous;
+    held = Math.max(held, checked.previousHeld);
+  }
+  return Math.min(admitted, held);
+}
 
 /** The points this process can admit from now. */
 export const pointsLeft = (lease: Lease): number => (lease.points.state === 'held' ? lease.points.left : 0);

@@ -553,7 +553,7 @@ describe('Leases across processes: no quota stranded', () => {
  * both memory counters here, the outage and the return (with its data or without) set by hand.
  */
 function standingIn() {
-  const { clock } = setup();
+  const { clock, asked: sizes } = setup();
   let shared = memoryCounters(clock.now);
   const standIn = memoryCounters(clock.now);
   let out = false;
@@ -563,6 +563,7 @@ function standingIn() {
   const store: CounterStore = {
     take: async (...args) => {
       asked[out ? 'standIn' : 'shared']++;
+      sizes.push(args[1]);
       return { ...(await answering().take(...args)), epoch: out ? fallbackEpoch : epoch };
     },
     giveBack: (...args) => answering().giveBack(...args),
@@ -577,10 +578,38 @@ function standingIn() {
     get epoch() {
       return out ? fallbackEpoch : epoch;
     },
+    onLostData: (listener) => void lostData.push(listener),
+    get check() {
+      return checks.begun;
+    },
+    get lostAfter() {
+      return checks.lostAfter;
+    },
+  };
+  // The data checks (breaker.ts's probe): numbered as they begin; the last that found the data kept.
+  const checks = { begun: 0, kept: 0, lostAfter: 0 };
+  const lostData: (() => void)[] = [];
+  /** A check that finds the shared store's data kept. */
+  const probe = () => {
+    checks.begun++;
+    checks.kept = checks.begun;
+  };
+  /** The shared store loses its data while it answers (FLUSHALL); noticed only at `notice`. */
+  const flush = () => {
+    shared = memoryCounters(clock.now);
+  };
+  /** The check that finds the data gone: a new epoch. */
+  const notice = () => {
+    checks.begun++;
+    checks.lostAfter = checks.kept;
+    epoch++;
+    for (const listener of lostData) listener();
   };
   return {
     store,
     asked,
+    sizes,
+    clock,
     shared: () => shared,
     leases: () => new Leases(store, clock.now),
     outage: () => {
@@ -589,9 +618,12 @@ function standingIn() {
     back: ({ empty = false } = {}) => {
       out = false;
       if (!empty) return;
-      epoch++;
-      shared = memoryCounters(clock.now);
+      flush();
+      notice();
     },
+    probe,
+    flush,
+    notice,
   };
 }
 
@@ -653,15 +685,47 @@ describe('Leases over a store with a stand-in (an outage of the shared store)', 
     expect(window.used - (await reservedIn(shared()))).toBe(7);
   });
 
-  it('drops points of a shared store that came back without its data, and leases anew', async () => {
-    const { leases, back, asked, shared } = standingIn();
+  it('drops points of a shared store that came back without its data, and leases anew, owing what they admitted since its last check', async () => {
+    const { leases, back, asked, shared, sizes } = standingIn();
     const one = leases();
-    await admittedOf(one, 2, 80); // a point, then a lease of 9
-    back({ empty: true });
+    await admittedOf(one, 2, 80); // a point, then a lease of 9, one of it admitted
     const before = asked.shared;
-    expect(await admittedOf(one, 1, 80)).toBe(1);
+    // Both admissions owed at once (no check found the data kept after them).
+    back({ empty: true });
+    await vi.advanceTimersByTimeAsync(0);
     expect(asked.shared).toBe(before + 1);
-    expect((await shared().read('minute:k')).used).toBe(1); // a new lease: demand unknown, one point
+    expect((await shared().read('minute:k')).used).toBe(2);
+    expect(await admittedOf(one, 1, 80)).toBe(1);
+    // Then one take (a lease at the key's pace): its 8 points unused are not asked for again.
+    expect(asked.shared).toBe(before + 2);
+    expect((await shared().read('minute:k')).used).toBe(2 + (sizes.at(-1) as number));
+  });
+
+  it('a shared store flushed while it answers, noticed a check later: the window after admits its limit and no more, less by what was admitted since the last check that found the data kept', async () => {
+    const { leases, probe, flush, notice, shared, clock } = standingIn();
+    const [a, b] = [leases(), leases()];
+    expect(await admittedOf(a, 5, 80)).toBe(5); // a point, then a lease of 9: 5 left
+    expect(await admittedOf(b, 5, 80)).toBe(5);
+    probe(); // the data kept
+    expect(await admittedOf(a, 1, 80)).toBe(1);
+    flush();
+    await clock.advance(100); // a window started now ends later than the lost one
+    // Until the flush is noticed, each admits from its lease (counted in no window now), and b's takes
+    // start the window after and take from it.
+    const unnoticed = (await admittedOf(a, 3, 80)) + (await admittedOf(b, 20, 80));
+    expect(unnoticed).toBe(23);
+    const takenUnnoticed = (await shared().read('minute:k')).used;
+    expect(takenUnnoticed).toBeGreaterThan(0);
+    notice();
+    // Each process adds what it owes when it notices, not at its key's next request: b's before a uses
+    // the window up.
+    const noticed = (await admittedOf(a, 200, 80)) + (await admittedOf(b, 200, 80));
+    // Without owing them, the 3 + 5 admitted from the lost leases came on top of the window's 80.
+    expect(unnoticed + noticed).toBeLessThanOrEqual(80);
+    // Counted twice: a's 1 admitted after the check and before the flush, and what b took of the window
+    // after before the notice (its points unused then are dropped with its lease).
+    expect(unnoticed + noticed).toBeGreaterThanOrEqual(80 - 1 - takenUnnoticed);
+    expect((await shared().read('minute:k')).used).toBe(80);
   });
 
   it("gives back on release only points of the shared store, never the stand-in's", async () => {

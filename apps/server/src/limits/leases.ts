@@ -35,9 +35,20 @@
 //   outage stay good through it and after it (they are still counted there), unless it came back without
 //   its data. Points from the stand-in are dropped when the shared store answers again, and what they
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
+// - A shared store that lost its data (flushed, restarted empty) is noticed up to a probe late: what a
+//   lease admitted since the last check that found the data kept is owed to the window after (#emptied),
+//   so that window admits its limit and no more, and less by a probe's worth of each process's demand.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
-import { type GiveBack, type Lease, type Points, pointsLeft } from './lease.js';
+import {
+  countHeld,
+  type GiveBack,
+  type Lease,
+  owedSince,
+  type Points,
+  pointsLeft,
+  uncheckedAdmissions,
+} from './lease.js';
 import {
   emptyLedger,
   LeaseReports,
@@ -111,6 +122,19 @@ export class Leases {
     private readonly now: () => number,
   ) {
     this.#reports = new LeaseReports(store, this.#holder, now);
+    store.onLostData?.(() => this.#oweLost());
+  }
+
+  /**
+   * At once when the shared store is found without its data, not at each key's next request: what every
+   * lease owes (#emptied) is added to its key's window after, before other processes use it up.
+   */
+  #oweLost(): void {
+    for (const [key, lease] of this.#leases) {
+      const current = this.#current(key, lease.window.limit);
+      if (current?.window.epoch === fallbackEpoch && current.ledger.owed > 0)
+        void this.#reports.add(key, current, 'owed');
+    }
   }
 
   /** Takes one point of the window `key` for a request: from this process's lease, else from a new one. */
@@ -156,6 +180,8 @@ export class Leases {
 
   /** A request admitted from the lease's points held. */
   #admit(lease: Lease, points: Extract<Points, { state: 'held' }>): Taken {
+    countHeld(lease.checked, this.store.check ?? 0, points.left);
+    lease.checked.admitted++;
     points.left--;
     if (points.left === 0) lease.points = { state: 'none' };
     recordAdmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
@@ -180,6 +206,7 @@ export class Leases {
     if (lease.points.state === 'held') lease.points.left++;
     else lease.points = { state: 'held', left: 1, returnAt: this.now() }; // its lease is over: back at once
     recordUnadmitted(lease.ledger, lease.window.epoch === fallbackEpoch);
+    lease.checked.admitted = Math.max(0, lease.checked.admitted - 1);
     lease.pace.usedSinceGrant = Math.max(0, lease.pace.usedSinceGrant - 1);
     lease.window.told = Math.min(lease.window.limit, lease.window.told + 1); // the answer that counted it is withdrawn
     this.#due(key, lease);
@@ -360,11 +387,8 @@ export class Leases {
     if (!lease || lease.refill) return lease;
     const epoch = this.store.epoch ?? 0;
     const window = lease.window;
-    if (window.epoch !== epoch && window.epoch !== fallbackEpoch && epoch !== fallbackEpoch) {
-      // The shared store came back without its data: its points, and what they admitted, are gone.
-      this.#leases.delete(key);
-      return undefined;
-    }
+    if (window.epoch !== epoch && window.epoch !== fallbackEpoch && epoch !== fallbackEpoch)
+      return this.#emptied(key, lease);
     if (window.epoch === fallbackEpoch && epoch !== fallbackEpoch) {
       // The shared store answers again: the stand-in's points go; what they admitted is owed to it (#refill).
       lease.points = { state: 'none' };
@@ -389,6 +413,33 @@ export class Leases {
       this.#settling.add(settled);
     }
     return undefined;
+  }
+
+  /**
+   * The lease of a shared store that came back without its data (flushed, restarted empty: a new epoch).
+   * Its points are gone with the window they came from. What this process admitted since the last data
+   * check that found the data kept began is owed to the window after (added first, as a stand-in's
+   * admissions are: #refill): the store lost it at a moment after that check that no process can know, and
+   * the check after noticed it, up to a probe later (breaker.ts). Admissions after the loss would
+   * otherwise count in no window, and a window started meanwhile (a take of this process or another's)
+   * would admit its limit on top of them. What was admitted before the loss, or from that window's points,
+   * counts twice: the window after admits less by those, a probe's worth of this process's demand (less
+   * than a long lease at its pace: lease-terms.ts).
+   */
+  #emptied(key: string, lease: Lease): Lease | undefined {
+    const owed = owedSince(lease.checked, this.store.lostAfter ?? 0);
+    if (owed === 0 || lease.window.resetAt <= this.now()) {
+      this.#leases.delete(key);
+      return undefined;
+    }
+    lease.points = { state: 'none' };
+    lease.returning = undefined; // a give-back to the lost window
+    lease.ledger = { ...emptyLedger(), unreported: owed, owed };
+    // Owed, as a stand-in's admissions are: no points of any shared window held (fallbackEpoch).
+    const { limit } = lease.window;
+    lease.window = { ...lease.window, epoch: fallbackEpoch, used: 0, heldUntil: 0, told: limit };
+    lease.checked = uncheckedAdmissions();
+    return lease;
   }
 
   /**
@@ -442,6 +493,7 @@ export class Leases {
       points: { state: 'none' },
       pace: unknownPace(),
       ledger: emptyLedger(),
+      checked: uncheckedAdmissions(),
     };
     this.#leases.set(key, lease);
     lease.refill = (async () => {
@@ -485,6 +537,7 @@ export class Leases {
           window.told = limit;
         }
         if (window.epoch !== fallbackEpoch) recordLeased(lease.ledger, grant.granted);
+        countHeld(lease.checked, this.store.check ?? 0, pointsLeft(lease));
         window.used = grant.used;
         window.resetAt = grant.resetAt;
         window.heldUntil = grant.heldUntil;

@@ -215,6 +215,21 @@ describe(`counters on ${engine}`, () => {
     await expectRunning('minute:i', 6, second);
   });
 
+  it('points given back for a window that was deleted (an operator started it over, Redis flushed) never go to the one started after it', async () => {
+    const first = await counters.take('minute:deleted', 5, 10, 60_000);
+    await counters.delete('minute:deleted');
+    // The window started after it: its end is later than the first one's (by a minute here).
+    const second = await take('minute:deleted', 6, 10, 120_000);
+    expect(second).toMatchObject({ granted: 6, used: 6 });
+    await counters.giveBack('minute:deleted', 5, first.resetAt, 'back-deleted');
+    await counters.giveBack('minute:deleted', 3, first.resetAt);
+    await expectRunning('minute:deleted', 6, second);
+    // Its own points still go back to it, named or not.
+    await counters.giveBack('minute:deleted', 2, second.resetAt, 'back-second');
+    await counters.giveBack('minute:deleted', 1, second.resetAt);
+    await expectRunning('minute:deleted', 3, second);
+  });
+
   it('read: the points taken from a running window and its end; nothing for an ended or unknown one', async () => {
     const grant = await take('minute:j', 4, 10, 60_000);
     await expectRunning('minute:j', 4, grant);

@@ -25,6 +25,9 @@ const markerMs = 24 * 3_600_000;
  */
 const takeRecordMs = 60_000;
 
+/** What a give-back's named end may be earlier than its window's own: PTTL's and Date.now's rounding. */
+const giveBackSlackMs = 50;
+
 // KEYS[1] the window, KEYS[2] its hold (heldName: the holder's name, or severalHolders, expiring with the
 // hold), KEYS[3] the take's record (a named take: what it granted, for undo); ARGV want, limit, window ms,
 // hold ms, holder, the take's name ('' for none), the ms left of the window as the taker saw it and its count
@@ -109,15 +112,20 @@ local back = math.min(used, tonumber(granted))
 if back > 0 and redis.call('PTTL', KEYS[1]) > 0 then redis.call('DECRBY', KEYS[1], back) end
 return back`;
 
-// KEYS[1] the window, KEYS[2] the give-back's name (beside); ARGV points. The window still running is the
-// one the points came from: a lease is given back only before its window ends (limits/leases.ts). A
-// give-back already counted (retried after its answer was lost) counts nothing. Three commands and the
-// script: the window's end (PTTL: none for a window that ended), the name, the DECRBY; a count it would
-// take below 0 (more given back than the window counts: an operator started it over) is set back to 0
-// by a fourth, so the window never counts less than nothing.
+// KEYS[1] the window, KEYS[2] the give-back's name (beside); ARGV points, the ms left of the points' window
+// as their holder knows its end. The points go back only to the window they came from, as on SQLite and
+// PostgreSQL (which match its end exactly): a window of the same name whose end is later than the one named
+// started after it (its name deleted meanwhile: an operator started it over, or Redis was flushed), and
+// points given back to it would let it admit more than its limit. The holder's end is the window's TTL when
+// its take ran plus the time its answer took, so the named end is never earlier than the window's own, by
+// more than a clock's millisecond (giveBackSlackMs). A give-back already counted (retried after its answer
+// was lost) counts nothing. Three commands and the script: the window's end (PTTL: none for a window that
+// ended), the name, the DECRBY; a count it would take below 0 (more given back than the window counts: an
+// operator started it over) is set back to 0 by a fourth, so the window never counts less than nothing.
 const giveBack = `
 local ttl = redis.call('PTTL', KEYS[1])
-if ttl <= 0 or not redis.call('SET', KEYS[2], 1, 'NX', 'PX', ttl) then return 0 end
+if ttl <= 0 or ttl > tonumber(ARGV[2]) + ${giveBackSlackMs} then return 0 end
+if not redis.call('SET', KEYS[2], 1, 'NX', 'PX', ttl) then return 0 end
 local points = tonumber(ARGV[1])
 local left = redis.call('DECRBY', KEYS[1], points)
 if left >= 0 then return points end
@@ -139,7 +147,7 @@ type Scripts = RedisClient & {
     seenUsed: number,
   ): Promise<[number, number, number, number]>;
   leaseUndo(key: string, record: string): Promise<number>;
-  leaseGiveBack(key: string, back: string, points: number): Promise<number>;
+  leaseGiveBack(key: string, back: string, points: number, leftMs: number): Promise<number>;
 };
 
 /**
@@ -200,7 +208,8 @@ function redisStore(redis: RedisClient, keyPrefix: string, now: () => number): C
       await client.leaseUndo(name(key), beside(name(key), `take:${id}`));
     },
     async giveBack(key, points, resetAt, id = randomUUID()) {
-      if (resetAt > now()) await client.leaseGiveBack(name(key), beside(name(key), `back:${id}`), points);
+      const left = resetAt - now();
+      if (left > 0) await client.leaseGiveBack(name(key), beside(name(key), `back:${id}`), points, left);
     },
     async read(key) {
       const [used, ttl] = await Promise.all([client.get(name(key)), client.pttl(name(key))]);
