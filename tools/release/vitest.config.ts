@@ -2,10 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // `tools`: the guards, spec:diff and the release command on fixtures (pnpm test). `slow`: rehearsals on a
 // scratch copy of the tree, the whole release against a local registry and the contributor's recipes
-// (pnpm test:release: minutes each, kept out of the README's test command; .ci/run runs them). Its script
-// runs the three slow files side by side (--maxWorkers 3; vitest's default is one fewer than the cores: one
-// on two): they wait on installs, builds and a registry more than they compute, and one after the other
-// they were the longest part of .ci/run's tail (494 s against the Node lines' 348, on 2 cores; 250 s so).
+// (pnpm test:release: minutes each, kept out of the README's test command; .ci/run runs them).
 // The timeouts only catch a hang: a `tools` test runs redocly and git several times (seconds alone), and
 // beside the whole suite and two busy cores one took over 60 s (#57's rehearsal under load).
 export default defineConfig({
@@ -18,6 +15,7 @@ export default defineConfig({
           include: ['test-slow/**/*.test.ts'],
           testTimeout: 600_000,
           hookTimeout: 600_000,
+          fileParallelism: false,
         },
       },
     ],
