@@ -1,16 +1,7 @@
 // The ratio of this tree against an earlier one, from their rounds (measure.ts).
 import { expect, it } from 'vitest';
-import { againstRatio, type Measure } from './measure.js';
-
-const round = (reqPerSec: number, cpuUsPerRequest: number): Measure => ({
-  reqPerSec,
-  cpuUsPerRequest,
-  p50: 1,
-  p99: 2,
-  non2xx: 0,
-  errors: 0,
-  coresBusy: { target: 1, generator: 0.3, others: 0, steal: 0 },
-});
+import { againstRatio } from './measure.js';
+import { round } from './rounds.fixture.js';
 
 it('compares the rounds in pairs: the median ratio, and the lowest and highest round', () => {
   const ratio = againstRatio(

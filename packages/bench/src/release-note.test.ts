@@ -2,19 +2,10 @@
 // the --against table and naming every scenario below 0.97 × the last release, in throughput or in CPU.
 import parseChangeset from '@changesets/parse';
 import { expect, it } from 'vitest';
-import type { Measure } from './measure.js';
 import { releaseNote } from './release-note.js';
 import { againstTable, type Row } from './report.js';
+import { round as measure } from './rounds.fixture.js';
 
-const measure = (reqPerSec: number, cpuUsPerRequest: number): Measure => ({
-  reqPerSec,
-  cpuUsPerRequest,
-  p50: 1,
-  p99: 2,
-  non2xx: 0,
-  errors: 0,
-  coresBusy: { target: 1, generator: 0.3, others: 0, steal: 0 },
-});
 /** A scenario measured at `reqPerSec` and `cpuUs` against 2.2.0's 1,000 req/s and 100 µs. */
 const row = (scenario: string, reqPerSec: number, cpuUs: number): Row => ({
   scenario,
