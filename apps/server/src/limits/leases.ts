@@ -36,8 +36,8 @@
 //   its data. Points from the stand-in are dropped when the shared store answers again, and what they
 //   admitted is added to the shared window first (`owed`), so the window counts every admission once.
 // - A shared store that lost its data (flushed, restarted empty) is noticed up to a probe late: what a
-//   lease admitted since the last check that found the data kept is owed to the window after (#emptied),
-//   so that window admits its limit and no more, and less by a probe's worth of each process's demand.
+//   lease admitted since the last check that found the data kept, up to the points it held, is owed to the
+//   window after (#emptied), so that window admits its limit and no more, and about a lease less.
 import { randomUUID } from 'node:crypto';
 import { type CounterStore, fallbackEpoch } from './counter-store.js';
 import {
@@ -418,13 +418,14 @@ export class Leases {
   /**
    * The lease of a shared store that came back without its data (flushed, restarted empty: a new epoch).
    * Its points are gone with the window they came from. What this process admitted since the last data
-   * check that found the data kept began is owed to the window after (added first, as a stand-in's
+   * check that found the data kept began, up to the most points it held since (no more can have come from
+   * lost points), is owed to the window after (added first, as a stand-in's
    * admissions are: #refill): the store lost it at a moment after that check that no process can know, and
    * the check after noticed it, up to a probe later (breaker.ts). Admissions after the loss would
    * otherwise count in no window, and a window started meanwhile (a take of this process or another's)
    * would admit its limit on top of them. What was admitted before the loss, or from that window's points,
-   * counts twice: the window after admits less by those, a probe's worth of this process's demand (less
-   * than a long lease at its pace: lease-terms.ts).
+   * counts twice: the window after admits less by those, at most the points this process held (about a
+   * lease: lease-terms.ts).
    */
   #emptied(key: string, lease: Lease): Lease | undefined {
     const owed = owedSince(lease.checked, this.store.lostAfter ?? 0);
